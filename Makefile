@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kpgo: the user's entry point (like an out-of-tree module's Makefile).
+# The kernel build itself reads Kbuild and Kconfig.
+#
+#   make               the whole loop on the embedded default kernel
+#   make check         every test (host, kernel build, QEMU end to end)
+#   make host-runtime  build/host/libkpgo.a, the core as a host runtime
+#   make kernel        the instrumented kernel in build/linux
+#   make bench         the hook benchmark, kpgo against compiler-rt
+
+SHELL := /bin/bash
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(REPO)/build
+CARGO ?= cargo
+
+.PHONY: all check host-runtime host-unit host-lint
+all: check
+
+# The core compiled on the host, as a static library that replaces
+# compiler-rt's profile runtime.
+HOST_LIB := $(BUILD)/host/libkpgo.a
+host-runtime: $(HOST_LIB)
+$(HOST_LIB): $(shell find $(REPO)/host/src $(REPO)/pgo/profile -name '*.rs') $(REPO)/host/Cargo.toml
+	$(CARGO) build --quiet --release --manifest-path $(REPO)/host/Cargo.toml \
+		--target-dir $(BUILD)/host/target
+	mkdir -p $(dir $@)
+	cp $(BUILD)/host/target/release/libkpgo.a $@
+
+# Unit and property tests of the core.
+host-unit:
+	$(CARGO) test --quiet --manifest-path $(REPO)/host/Cargo.toml \
+		--target-dir $(BUILD)/host/target
+
+# rustfmt and clippy, warnings are errors.
+host-lint:
+	$(CARGO) fmt --manifest-path $(REPO)/host/Cargo.toml -- --check
+	$(CARGO) clippy --quiet --manifest-path $(REPO)/host/Cargo.toml \
+		--target-dir $(BUILD)/host/target --all-targets -- -D warnings
+
+-include $(REPO)/tests/host/host-tests.mk
+-include $(REPO)/scripts/kernel.mk
+
+check: host-lint host-unit host-runtime

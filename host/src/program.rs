@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The running program as a [`ProfiledObject`], its hooks and its exit dump.
+
+use std::ffi::c_void;
+use std::sync::atomic::AtomicU64;
+
+use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+use crate::profile::writer::{profile_size, serialize, WriteError};
+
+// Sections a program may lack (no MC/DC bitmap, no value site) have no
+// start/stop symbols: weak references resolve to null instead of failing
+// the link, as in compiler-rt.
+core::arch::global_asm!(
+    ".weak __start___llvm_prf_data",
+    ".weak __stop___llvm_prf_data",
+    ".weak __start___llvm_prf_cnts",
+    ".weak __stop___llvm_prf_cnts",
+    ".weak __start___llvm_prf_bits",
+    ".weak __stop___llvm_prf_bits",
+    ".weak __start___llvm_prf_names",
+    ".weak __stop___llvm_prf_names",
+    ".weak __start___llvm_prf_vnds",
+    ".weak __stop___llvm_prf_vnds",
+    ".weak __llvm_profile_raw_version",
+    ".weak __ehdr_start",
+);
+
+extern "C" {
+    static mut __start___llvm_prf_data: u8;
+    static mut __stop___llvm_prf_data: u8;
+    static mut __start___llvm_prf_cnts: u8;
+    static mut __stop___llvm_prf_cnts: u8;
+    static mut __start___llvm_prf_bits: u8;
+    static mut __stop___llvm_prf_bits: u8;
+    static mut __start___llvm_prf_names: u8;
+    static mut __stop___llvm_prf_names: u8;
+    static mut __start___llvm_prf_vnds: u8;
+    static mut __stop___llvm_prf_vnds: u8;
+    static __llvm_profile_raw_version: u64;
+    static __ehdr_start: ElfHeader;
+    fn atexit(callback: extern "C" fn()) -> i32;
+}
+
+/// Nodes added to the compiler's pool, as compiler-rt adds them: the
+/// compiler sizes the pool at one node per site, which programs with
+/// several targets per site outgrow.
+const EXTRA_VALUE_NODES: usize = 1024;
+
+#[used]
+#[link_section = "__llvm_prf_vnds"]
+static EXTRA_NODES: [AtomicU64; 3 * EXTRA_VALUE_NODES] =
+    [const { AtomicU64::new(0) }; 3 * EXTRA_VALUE_NODES];
+
+/// The program's sections; `notes` are the build-id areas.
+const fn program_sections(notes: [SectionRange; MAX_NOTE_RANGES]) -> Sections {
+    Sections {
+        data: SectionRange::new(
+            &raw mut __start___llvm_prf_data,
+            &raw mut __stop___llvm_prf_data,
+        ),
+        counters: SectionRange::new(
+            &raw mut __start___llvm_prf_cnts,
+            &raw mut __stop___llvm_prf_cnts,
+        ),
+        bitmap: SectionRange::new(
+            &raw mut __start___llvm_prf_bits,
+            &raw mut __stop___llvm_prf_bits,
+        ),
+        names: SectionRange::new(
+            &raw mut __start___llvm_prf_names,
+            &raw mut __stop___llvm_prf_names,
+        ),
+        vnodes: SectionRange::new(
+            &raw mut __start___llvm_prf_vnds,
+            &raw mut __stop___llvm_prf_vnds,
+        ),
+        notes,
+    }
+}
+
+// SAFETY: the ranges are the linker's bounds of the compiler-emitted
+// sections of this very program (or null for absent ones), mapped for the
+// life of the process; the version word is the compiler's.
+static PROGRAM: ProfiledObject = unsafe {
+    ProfiledObject::new(
+        program_sections([SectionRange::EMPTY; MAX_NOTE_RANGES]),
+        &raw const __llvm_profile_raw_version,
+    )
+};
+
+/// The program as the hooks see it.
+pub fn program_object() -> &'static ProfiledObject {
+    &PROGRAM
+}
+
+/// compiler-rt's hook for indirect-call targets.
+#[no_mangle]
+pub extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
+    PROGRAM.record_target(data as usize, index, value);
+}
+
+/// compiler-rt's hook for memop sizes.
+#[no_mangle]
+pub extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
+    PROGRAM.record_memop(data as usize, index, size);
+}
+
+/// Zeroes counters and value counts, like compiler-rt's function.
+#[no_mangle]
+pub extern "C" fn __llvm_profile_reset_counters() {
+    let _ = PROGRAM.reset();
+}
+
+/// Writes the profile now; 0 on success, -1 on failure (compiler-rt's API).
+#[no_mangle]
+pub extern "C" fn __llvm_profile_write_file() -> i32 {
+    match write_profile_file() {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("kpgo: {error}");
+            -1
+        }
+    }
+}
+
+/// The symbol clang's driver asks the linker to keep (`-u`): referencing it
+/// pulls in this object, whose constructor registers the exit dump.
+#[no_mangle]
+#[used]
+pub static __llvm_profile_runtime: i32 = 0;
+
+#[used]
+#[link_section = ".init_array"]
+static INITIALIZE: extern "C" fn() = initialize;
+
+extern "C" fn initialize() {
+    if let Some(limit) = std::env::var("LLVM_VP_MAX_NUM_VALS_PER_SITE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        PROGRAM.set_values_per_site(limit);
+    }
+    // SAFETY: `dump_at_exit` is an `extern "C" fn()` valid for the life of
+    // the process.
+    unsafe { atexit(dump_at_exit) };
+}
+
+extern "C" fn dump_at_exit() {
+    __llvm_profile_write_file();
+}
+
+/// Serializes the program's profile and writes it to its file.
+pub fn write_profile_file() -> Result<(), String> {
+    // SAFETY: the same sections as `PROGRAM`, plus the build-id notes of
+    // the program's loaded `PT_NOTE` segments.
+    let object = unsafe {
+        ProfiledObject::new(
+            program_sections(note_segments()),
+            &raw const __llvm_profile_raw_version,
+        )
+    };
+    let bytes = snapshot(&object).map_err(|e| e.to_string())?;
+    let path = profile_path();
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {path}: {e}"))
+}
+
+/// Measures, then serializes; measures again if the profile grew meanwhile
+/// (other threads still recording values).
+fn snapshot(object: &ProfiledObject) -> Result<Vec<u8>, WriteError> {
+    loop {
+        let mut buf = vec![0u8; profile_size(object)?];
+        match serialize(object, &mut buf) {
+            Ok(len) => {
+                buf.truncate(len);
+                return Ok(buf);
+            }
+            Err(WriteError::Overflow) => continue,
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// `$LLVM_PROFILE_FILE` with `%p` replaced by the process id, or
+/// `default.profraw`.
+fn profile_path() -> String {
+    match std::env::var("LLVM_PROFILE_FILE") {
+        Ok(pattern) if !pattern.is_empty() => {
+            pattern.replace("%p", &std::process::id().to_string())
+        }
+        _ => "default.profraw".to_string(),
+    }
+}
+
+#[repr(C)]
+struct ElfHeader {
+    ident: [u8; 16],
+    kind: u16,
+    machine: u16,
+    version: u32,
+    entry: u64,
+    program_headers_offset: u64,
+    section_headers_offset: u64,
+    flags: u32,
+    header_size: u16,
+    program_header_size: u16,
+    program_headers: u16,
+}
+
+#[repr(C)]
+struct ProgramHeader {
+    kind: u32,
+    flags: u32,
+    offset: u64,
+    vaddr: u64,
+    paddr: u64,
+    file_size: u64,
+    memory_size: u64,
+    align: u64,
+}
+
+const PT_NOTE: u32 = 4;
+const PT_PHDR: u32 = 6;
+
+/// The loaded `PT_NOTE` segments of the main program, found through its
+/// ELF header as compiler-rt does.
+fn note_segments() -> [SectionRange; MAX_NOTE_RANGES] {
+    let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
+    let header = &raw const __ehdr_start;
+    if header.is_null() {
+        return notes;
+    }
+    // SAFETY: the linker defines `__ehdr_start` at the loaded ELF header of
+    // the program; its program headers are loaded with it.
+    let phdrs = unsafe {
+        let base = header
+            .cast::<u8>()
+            .add((*header).program_headers_offset as usize);
+        core::slice::from_raw_parts(
+            base.cast::<ProgramHeader>(),
+            (*header).program_headers as usize,
+        )
+    };
+    // The load bias of a position-independent executable.
+    let bias = phdrs.iter().find(|p| p.kind == PT_PHDR).map_or(0, |p| {
+        (phdrs.as_ptr() as usize).wrapping_sub(p.vaddr as usize)
+    });
+    for (slot, p) in notes
+        .iter_mut()
+        .zip(phdrs.iter().filter(|p| p.kind == PT_NOTE))
+    {
+        let start = bias.wrapping_add(p.vaddr as usize) as *mut u8;
+        *slot = SectionRange::from_len(start, p.memory_size as usize);
+    }
+    notes
+}

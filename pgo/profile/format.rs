@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Layouts of clang's raw profile, per raw version.
+//!
+//! The authoritative description is LLVM's `InstrProfData.inc`. Two raw
+//! versions are supported: 10 (LLVM 19 and 20) and 8 (LLVM 15 to 17). Any
+//! other version is refused: writing a profile in a layout the reader does not
+//! expect produces garbage that `llvm-profdata` may even accept.
+
+use core::fmt;
+
+/// Magic number of a 64-bit raw profile: `\xfflprofr\x81`.
+pub const RAW_MAGIC_64: u64 = (255 << 56)
+    | ((b'l' as u64) << 48)
+    | ((b'p' as u64) << 40)
+    | ((b'r' as u64) << 32)
+    | ((b'o' as u64) << 24)
+    | ((b'f' as u64) << 16)
+    | ((b'r' as u64) << 8)
+    | 129;
+
+/// The high 32 bits of the version word carry variant flags.
+pub const VARIANT_MASKS_ALL: u64 = 0xffff_ffff_0000_0000;
+
+/// Variant flags of the version word (`VARIANT_MASK_*` in LLVM).
+pub mod variant {
+    /// IR-level instrumentation (`-fprofile-generate`).
+    pub const IR_PROF: u64 = 1 << 56;
+    /// Context-sensitive IR instrumentation (`-fcs-profile-generate`).
+    pub const CSIR_PROF: u64 = 1 << 57;
+    /// Entry counts are instrumented.
+    pub const INSTR_ENTRY: u64 = 1 << 58;
+    /// Data and names live in debug info, not in the binary.
+    pub const DBG_CORRELATE: u64 = 1 << 59;
+    /// Counters are single bytes (coverage mode).
+    pub const BYTE_COVERAGE: u64 = 1 << 60;
+    /// Only function entries are instrumented.
+    pub const FUNCTION_ENTRY_ONLY: u64 = 1 << 61;
+    /// Memory profiling.
+    pub const MEMPROF: u64 = 1 << 62;
+    /// Temporal profiling (function timestamps).
+    pub const TEMPORAL_PROF: u64 = 1 << 63;
+
+    /// Flags whose meaning changes nothing in what this runtime writes.
+    pub const SUPPORTED: u64 =
+        IR_PROF | CSIR_PROF | INSTR_ENTRY | BYTE_COVERAGE | FUNCTION_ENTRY_ONLY;
+}
+
+/// Value kinds (`IPVK_*`): indirect-call targets, memop sizes, vtables.
+pub const MAX_VALUE_KINDS: usize = 3;
+
+/// Per-site value limit of the raw format (the site count is a byte).
+pub const MAX_VALUES_PER_SITE: u32 = 255;
+
+/// compiler-rt's default per-site value limit.
+pub const DEFAULT_VALUES_PER_SITE: u32 = 24;
+
+/// Why a version word is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatError {
+    /// The raw version number (low 32 bits) is not 8 or 10.
+    UnsupportedVersion(u64),
+    /// A variant flag this runtime cannot honour (debug-info correlation,
+    /// memory or temporal profiling).
+    UnsupportedVariant(u64),
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FormatError::UnsupportedVersion(raw) => write!(
+                f,
+                "raw profile version {} (word {:#018x}) is not supported; kpgo writes versions 8 (LLVM 15-17) and 10 (LLVM 19-20)",
+                raw & !VARIANT_MASKS_ALL,
+                raw
+            ),
+            FormatError::UnsupportedVariant(raw) => write!(
+                f,
+                "raw profile variant flags {:#x} are not supported (debug-info correlation, memory or temporal profiling)",
+                raw & VARIANT_MASKS_ALL & !variant::SUPPORTED
+            ),
+        }
+    }
+}
+
+/// Byte offsets and sizes that differ between raw versions.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The raw version number.
+    pub version: u32,
+    /// Number of `u64` words in the file header.
+    pub header_words: usize,
+    /// Size of one `__llvm_profile_data` record.
+    pub record_size: usize,
+    /// Offset of the `Values` pointer in a data record.
+    pub values_offset: usize,
+    /// Offset of `NumCounters` (u32) in a data record.
+    pub num_counters_offset: usize,
+    /// Offset of the `NumValueSites` array (u16 each) in a data record.
+    pub num_value_sites_offset: usize,
+    /// Number of value kinds, `IPVK_Last + 1`.
+    pub value_kinds: usize,
+    /// Whether the header and records describe a bitmap section (MC/DC).
+    pub has_bitmap: bool,
+}
+
+/// Raw version 10: LLVM 19 and 20.
+pub static LAYOUT_V10: Layout = Layout {
+    version: 10,
+    header_words: 16,
+    record_size: 64,
+    values_offset: 40,
+    num_counters_offset: 48,
+    num_value_sites_offset: 52,
+    value_kinds: 3,
+    has_bitmap: true,
+};
+
+/// Raw version 8: LLVM 15 to 17.
+pub static LAYOUT_V8: Layout = Layout {
+    version: 8,
+    header_words: 11,
+    record_size: 48,
+    values_offset: 32,
+    num_counters_offset: 40,
+    num_value_sites_offset: 44,
+    value_kinds: 2,
+    has_bitmap: false,
+};
+
+/// A validated version word, as emitted by the compiler in
+/// `__llvm_profile_raw_version`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProfileVersion {
+    word: u64,
+    layout: &'static Layout,
+}
+
+impl ProfileVersion {
+    /// Validates the compiler's version word.
+    pub fn from_word(word: u64) -> Result<Self, FormatError> {
+        let layout = match word & !VARIANT_MASKS_ALL {
+            10 => &LAYOUT_V10,
+            8 => &LAYOUT_V8,
+            _ => return Err(FormatError::UnsupportedVersion(word)),
+        };
+        if word & VARIANT_MASKS_ALL & !variant::SUPPORTED != 0 {
+            return Err(FormatError::UnsupportedVariant(word));
+        }
+        Ok(Self { word, layout })
+    }
+
+    /// The version word as written into the header, variant flags included.
+    pub fn word(&self) -> u64 {
+        self.word
+    }
+
+    /// The layouts of this version.
+    pub fn layout(&self) -> &'static Layout {
+        self.layout
+    }
+
+    /// Size of one counter: a byte in coverage mode, else a `u64`.
+    pub fn counter_size(&self) -> usize {
+        if self.word & variant::BYTE_COVERAGE != 0 {
+            1
+        } else {
+            8
+        }
+    }
+
+    /// The value every counter byte takes on reset: coverage mode marks
+    /// "not covered" with `0xff`.
+    pub fn counter_reset_byte(&self) -> u8 {
+        if self.word & variant::BYTE_COVERAGE != 0 {
+            0xff
+        } else {
+            0
+        }
+    }
+}
+
+/// Bytes needed after `len` bytes to reach an 8-byte boundary.
+pub const fn padding_to_8(len: usize) -> usize {
+    (8 - len % 8) % 8
+}
+
+/// Size of the header of a value record with `sites` sites: kind (u32),
+/// site count (u32) and one count byte per site, padded to 8 bytes.
+pub const fn value_record_header_size(sites: usize) -> usize {
+    let size = 8 + sites;
+    size + padding_to_8(size)
+}
+
+/// Size of one recorded value in the file: `{ u64 value, u64 count }`.
+pub const VALUE_DATA_SIZE: usize = 16;
+
+/// Size of the per-function value blob header: total size (u32) and number
+/// of value kinds (u32).
+pub const VALUE_BLOB_HEADER_SIZE: usize = 8;
+
+/// Maps a memop size to the representative value of its range, as
+/// `InstrProfGetRangeRepValue`: 0..=8 and powers of two stand for
+/// themselves, 513 and above for 513, anything else for the previous power
+/// of two plus one.
+pub const fn memop_size_bucket(size: u64) -> u64 {
+    if size <= 8 {
+        size
+    } else if size >= 513 {
+        513
+    } else if size.is_power_of_two() {
+        size
+    } else {
+        (1u64 << (63 - size.leading_zeros())) + 1
+    }
+}
+
+/// Section sizes and addresses that the header describes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderFields {
+    /// Bytes of binary ids (with their length words and padding).
+    pub binary_ids_size: u64,
+    /// Number of data records.
+    pub num_data: u64,
+    /// Number of counters.
+    pub num_counters: u64,
+    /// Bytes of the counters section as written.
+    pub counters_size: u64,
+    /// Bytes of the bitmap section.
+    pub num_bitmap_bytes: u64,
+    /// Bytes of the names section.
+    pub names_size: u64,
+    /// Address of the counters minus address of the data.
+    pub counters_delta: u64,
+    /// Address of the bitmap minus address of the data.
+    pub bitmap_delta: u64,
+    /// Address of the names.
+    pub names_delta: u64,
+}
+
+/// The largest header of any supported version, in words.
+pub const MAX_HEADER_WORDS: usize = 16;
+
+/// Builds the header of `version` from `fields`. Returns the words and how
+/// many of them the version uses.
+pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEADER_WORDS], usize) {
+    let layout = version.layout();
+    let counters_pad = padding_to_8(fields.counters_size as usize) as u64;
+    let mut words = [0u64; MAX_HEADER_WORDS];
+    let used = if layout.has_bitmap {
+        let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
+        words = [
+            RAW_MAGIC_64,
+            version.word(),
+            fields.binary_ids_size,
+            fields.num_data,
+            0, // padding before counters: only continuous mode needs it
+            fields.num_counters,
+            counters_pad,
+            fields.num_bitmap_bytes,
+            bitmap_pad,
+            fields.names_size,
+            fields.counters_delta,
+            fields.bitmap_delta,
+            fields.names_delta,
+            0, // number of vtable records: vtable profiling is not written
+            0, // size of vtable names
+            (layout.value_kinds - 1) as u64,
+        ];
+        16
+    } else {
+        words[..11].copy_from_slice(&[
+            RAW_MAGIC_64,
+            version.word(),
+            fields.binary_ids_size,
+            fields.num_data,
+            0,
+            fields.num_counters,
+            counters_pad,
+            fields.names_size,
+            fields.counters_delta,
+            fields.names_delta,
+            (layout.value_kinds - 1) as u64,
+        ]);
+        11
+    };
+    debug_assert_eq!(used, layout.header_words);
+    (words, used)
+}

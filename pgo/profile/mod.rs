@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The raw-profile core of kpgo.
+//!
+//! Everything here depends on `core` only, so that the very same files are
+//! compiled into the kernel (as a module of the `kpgo` crate) and on the host
+//! (by the `host/` shell, whose tests compare it with compiler-rt).
+//!
+//! - [`format`]: raw profile layouts per version, padding rules.
+//! - [`sections`]: the one descriptor type for an instrumented object
+//!   (vmlinux, a module, a host program) and address containment.
+//! - [`sink`]: where a profile is written: a measuring sink or a buffer.
+//! - [`writer`]: exact sizing and serialization of a descriptor.
+//! - [`value`]: lock-free value profiling with a per-object node pool.
+
+pub mod format;
+pub mod sections;
+pub mod sink;
+pub mod value;
+pub mod writer;

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The one descriptor of an instrumented object.
+//!
+//! vmlinux, every module and a host program are all described by a
+//! [`ProfiledObject`]: the address ranges of its `__llvm_prf_*` sections, its
+//! build-id notes, the compiler's version word and its own value-node pool.
+//! The writer, reset and value profiling take nothing else, so there is one
+//! code path for every kind of object.
+
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use super::format::{FormatError, ProfileVersion};
+use super::value::{NodePool, ValueNode};
+
+/// A half-open address range `[start, end)` of one section in memory.
+///
+/// Only addresses: dereferencing happens in [`ProfiledObject`], whose
+/// constructor carries the safety contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionRange {
+    start: *mut u8,
+    end: *mut u8,
+}
+
+// SAFETY: a `SectionRange` is a pair of addresses; sharing it between
+// threads shares no memory. Access to the memory it names is governed by
+// the contract of `ProfiledObject::new`.
+unsafe impl Send for SectionRange {}
+// SAFETY: as for `Send`: `&SectionRange` only reads the two addresses.
+unsafe impl Sync for SectionRange {}
+
+impl SectionRange {
+    /// The empty range, for a section the object does not have.
+    pub const EMPTY: Self = Self {
+        start: core::ptr::null_mut(),
+        end: core::ptr::null_mut(),
+    };
+
+    /// A range from linker-style start and stop addresses. Both may be null
+    /// (an absent weak section); a stop below the start makes it empty.
+    pub const fn new(start: *mut u8, end: *mut u8) -> Self {
+        Self { start, end }
+    }
+
+    /// A range from a start address and a length in bytes.
+    pub fn from_len(start: *mut u8, len: usize) -> Self {
+        Self {
+            start,
+            end: start.wrapping_add(len),
+        }
+    }
+
+    /// The first address.
+    pub fn start(&self) -> *mut u8 {
+        self.start
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        (self.end as usize).saturating_sub(self.start as usize)
+    }
+
+    /// Whether the range holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `addr` lies inside the range.
+    pub fn contains(&self, addr: usize) -> bool {
+        addr >= self.start as usize && addr < self.end as usize
+    }
+}
+
+/// How many note segments a descriptor can name (a host executable may have
+/// several `PT_NOTE` segments; the kernel has one).
+pub const MAX_NOTE_RANGES: usize = 4;
+
+/// The `__llvm_prf_*` sections of one object and where its build id is.
+#[derive(Clone, Copy, Debug)]
+pub struct Sections {
+    /// `__llvm_prf_data`: one `__llvm_profile_data` record per function.
+    pub data: SectionRange,
+    /// `__llvm_prf_cnts`: the counters.
+    pub counters: SectionRange,
+    /// `__llvm_prf_bits`: MC/DC bitmap bytes (raw version 10 only).
+    pub bitmap: SectionRange,
+    /// `__llvm_prf_names`: compressed function names.
+    pub names: SectionRange,
+    /// `__llvm_prf_vnds`: the value-node pool.
+    pub vnodes: SectionRange,
+    /// ELF note areas to search for `NT_GNU_BUILD_ID` notes.
+    pub notes: [SectionRange; MAX_NOTE_RANGES],
+}
+
+impl Sections {
+    /// A descriptor with no section at all.
+    pub const EMPTY: Self = Self {
+        data: SectionRange::EMPTY,
+        counters: SectionRange::EMPTY,
+        bitmap: SectionRange::EMPTY,
+        names: SectionRange::EMPTY,
+        vnodes: SectionRange::EMPTY,
+        notes: [SectionRange::EMPTY; MAX_NOTE_RANGES],
+    };
+}
+
+/// Figures about one object, for `pgo/stats` and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Data records, one per instrumented function.
+    pub functions: usize,
+    /// Counters.
+    pub counters: usize,
+    /// Value sites of all kinds.
+    pub value_sites: usize,
+    /// Value nodes taken from the pool.
+    pub nodes_used: usize,
+    /// Value nodes the pool holds.
+    pub nodes_capacity: usize,
+    /// Values not recorded for lack of a node.
+    pub values_dropped: u64,
+}
+
+/// One instrumented object: its sections, its version and its node pool.
+pub struct ProfiledObject {
+    sections: Sections,
+    version_word: *const u64,
+    pub(crate) pool: NodePool,
+}
+
+// SAFETY: the addresses are shared read-only; the memory behind them is
+// only touched through atomics (counters, bitmap, value nodes and list
+// heads) or is never written after load (data records, names, notes).
+unsafe impl Sync for ProfiledObject {}
+// SAFETY: as for `Sync`; nothing in the object is tied to a thread.
+unsafe impl Send for ProfiledObject {}
+
+impl ProfiledObject {
+    /// Describes an object from its sections and the address of the
+    /// compiler's `__llvm_profile_raw_version` word.
+    ///
+    /// # Safety
+    ///
+    /// For as long as the returned object (or a reference to it) is used:
+    /// every non-empty range of `sections` is mapped and holds what the
+    /// compiler emitted for one linked object (data records whose `Values`
+    /// pointers name that object's value-site heads, counters, bitmap,
+    /// names, a zero-initialised node pool aligned for [`ValueNode`], and
+    /// well-formed ELF notes); `version_word` is null or points to a
+    /// readable `u64`; and no one writes the counters, bitmap, value nodes
+    /// or site heads except instrumented code and this module (through
+    /// atomics).
+    pub const unsafe fn new(sections: Sections, version_word: *const u64) -> Self {
+        Self {
+            pool: NodePool::new(sections.vnodes),
+            sections,
+            version_word,
+        }
+    }
+
+    /// The sections this object describes.
+    pub fn sections(&self) -> &Sections {
+        &self.sections
+    }
+
+    /// The validated version word, or why it is refused.
+    pub fn version(&self) -> Result<ProfileVersion, FormatError> {
+        if self.version_word.is_null() {
+            return Err(FormatError::UnsupportedVersion(0));
+        }
+        // SAFETY: non-null `version_word` is readable (contract of `new`).
+        ProfileVersion::from_word(unsafe { self.version_word.read_volatile() })
+    }
+
+    /// Whether `addr` is a data record of this object, given its version.
+    pub fn owns_record(&self, version: &ProfileVersion, addr: usize) -> bool {
+        let data = &self.sections.data;
+        data.contains(addr)
+            && (addr - data.start() as usize) % version.layout().record_size == 0
+            && addr + version.layout().record_size <= data.start() as usize + data.len()
+    }
+
+    /// Number of whole data records.
+    pub(crate) fn num_records(&self, version: &ProfileVersion) -> usize {
+        self.sections.data.len() / version.layout().record_size
+    }
+
+    /// The `i`-th data record; `i` must be below [`Self::num_records`].
+    pub(crate) fn record(&self, version: &ProfileVersion, i: usize) -> DataRecord {
+        debug_assert!(i < self.num_records(version));
+        DataRecord {
+            addr: self.sections.data.start() as usize + i * version.layout().record_size,
+            version: *version,
+        }
+    }
+
+    /// Zeroes the counters, the bitmap and the count of every recorded
+    /// value. Value nodes stay linked to their sites, so the pool is reused
+    /// by the same values rather than leaked, and hooks running at the same
+    /// time never see a node change sites.
+    pub fn reset(&self) -> Result<(), FormatError> {
+        let version = self.version()?;
+        // SAFETY: counters and bitmap are live memory of this object
+        // (contract of `new`), written only through atomics here.
+        unsafe {
+            fill_live(&self.sections.counters, version.counter_reset_byte());
+            fill_live(&self.sections.bitmap, 0);
+        }
+        for i in 0..self.num_records(&version) {
+            self.record(&version, i)
+                .for_each_node(|node| node.clear_count());
+        }
+        Ok(())
+    }
+
+    /// Counts functions, counters, value sites and node usage.
+    pub fn stats(&self) -> Stats {
+        let mut stats = Stats {
+            nodes_used: self.pool.used(),
+            nodes_capacity: self.pool.capacity(),
+            values_dropped: self.pool.dropped(),
+            ..Stats::default()
+        };
+        if let Ok(version) = self.version() {
+            stats.functions = self.num_records(&version);
+            stats.counters = self.sections.counters.len() / version.counter_size();
+            for i in 0..stats.functions {
+                stats.value_sites += self.record(&version, i).total_value_sites();
+            }
+        }
+        stats
+    }
+}
+
+/// Stores `byte` into every byte of `range` with atomic stores.
+///
+/// # Safety
+///
+/// `range` is empty or mapped writable memory that is otherwise accessed
+/// only through atomics or by instrumented code.
+unsafe fn fill_live(range: &SectionRange, byte: u8) {
+    let start = range.start();
+    let word = u64::from_ne_bytes([byte; 8]);
+    let mut offset = 0;
+    while offset < range.len() {
+        let addr = start.wrapping_add(offset);
+        if addr as usize % 8 == 0 && range.len() - offset >= 8 {
+            // SAFETY: 8 aligned bytes inside `range` (caller's contract).
+            unsafe { AtomicU64::from_ptr(addr.cast()) }.store(word, Ordering::Relaxed);
+            offset += 8;
+        } else {
+            // SAFETY: one byte inside `range` (caller's contract).
+            unsafe { AtomicU8::from_ptr(addr) }.store(byte, Ordering::Relaxed);
+            offset += 1;
+        }
+    }
+}
+
+/// A view of one `__llvm_profile_data` record of a [`ProfiledObject`].
+#[derive(Clone, Copy)]
+pub(crate) struct DataRecord {
+    addr: usize,
+    version: ProfileVersion,
+}
+
+impl DataRecord {
+    /// A view of the record at `addr`, which [`ProfiledObject::owns_record`]
+    /// accepted for an object whose contract holds.
+    pub(crate) fn at(addr: usize, version: ProfileVersion) -> Self {
+        Self { addr, version }
+    }
+
+    fn read_u16(&self, offset: usize) -> u16 {
+        // SAFETY: `offset` is inside the record (from `Layout`), the record
+        // is inside the data section, which is never written after load.
+        unsafe { ((self.addr + offset) as *const u16).read() }
+    }
+
+    /// Number of value sites of kind `kind`.
+    pub(crate) fn value_sites(&self, kind: usize) -> usize {
+        self.read_u16(self.version.layout().num_value_sites_offset + 2 * kind) as usize
+    }
+
+    /// Number of value sites of all kinds.
+    pub(crate) fn total_value_sites(&self) -> usize {
+        (0..self.version.layout().value_kinds)
+            .map(|kind| self.value_sites(kind))
+            .sum()
+    }
+
+    /// The array of list heads, one per value site of all kinds, or null.
+    pub(crate) fn site_heads(&self) -> *const ValueNodeLink {
+        // SAFETY: as in `read_u16`; `Values` is a pointer-sized field.
+        unsafe {
+            ((self.addr + self.version.layout().values_offset) as *const *const ValueNodeLink)
+                .read()
+        }
+    }
+
+    /// The list head of value site `site` (counted across kinds).
+    pub(crate) fn site_head(&self, site: usize) -> Option<&ValueNodeLink> {
+        let heads = self.site_heads();
+        if heads.is_null() || site >= self.total_value_sites() {
+            return None;
+        }
+        // SAFETY: `Values` names one head per value site (contract of
+        // `ProfiledObject::new`) and `site` is below their number.
+        Some(unsafe { &*heads.add(site) })
+    }
+
+    /// Calls `f` on every node linked to any value site of the record.
+    pub(crate) fn for_each_node(&self, mut f: impl FnMut(&ValueNode)) {
+        for site in 0..self.total_value_sites() {
+            if let Some(head) = self.site_head(site) {
+                let mut node = head.load();
+                while let Some(current) = node {
+                    f(current);
+                    node = current.next();
+                }
+            }
+        }
+    }
+}
+
+pub(crate) use super::value::ValueNodeLink;

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Where the writer puts a profile.
+//!
+//! The writer runs the same code to measure a profile ([`Measure`]) and to
+//! serialize it ([`SliceSink`]), so the computed size is the written size by
+//! construction, as long as the object did not change in between.
+
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// The buffer was too small for the profile (it grew since it was
+/// measured, or the caller passed a short buffer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow;
+
+/// A byte sink that can patch what it wrote earlier.
+pub trait Sink {
+    /// Bytes written so far.
+    fn position(&self) -> usize;
+
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Overflow>;
+
+    /// Appends `len` zero bytes.
+    fn put_zeros(&mut self, len: usize) -> Result<(), Overflow>;
+
+    /// Appends `len` bytes of memory that other CPUs may be writing at the
+    /// same time (counters, bitmap), reading it with atomic loads.
+    ///
+    /// # Safety
+    ///
+    /// `src..src + len` is mapped memory that is written only through
+    /// atomics or by instrumented code.
+    unsafe fn put_live(&mut self, src: *const u8, len: usize) -> Result<(), Overflow>;
+
+    /// Overwrites bytes written earlier at `position`.
+    fn patch(&mut self, position: usize, bytes: &[u8]);
+
+    /// Appends a native-endian `u64`.
+    fn put_u64(&mut self, word: u64) -> Result<(), Overflow> {
+        self.put(&word.to_ne_bytes())
+    }
+
+    /// Appends a native-endian `u32`.
+    fn put_u32(&mut self, word: u32) -> Result<(), Overflow> {
+        self.put(&word.to_ne_bytes())
+    }
+}
+
+/// Counts bytes without storing them.
+#[derive(Debug, Default)]
+pub struct Measure {
+    len: usize,
+}
+
+impl Measure {
+    /// A sink that has counted nothing yet.
+    pub const fn new() -> Self {
+        Self { len: 0 }
+    }
+}
+
+impl Sink for Measure {
+    fn position(&self) -> usize {
+        self.len
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        self.put_zeros(bytes.len())
+    }
+
+    fn put_zeros(&mut self, len: usize) -> Result<(), Overflow> {
+        self.len = self.len.checked_add(len).ok_or(Overflow)?;
+        Ok(())
+    }
+
+    unsafe fn put_live(&mut self, _src: *const u8, len: usize) -> Result<(), Overflow> {
+        self.put_zeros(len)
+    }
+
+    fn patch(&mut self, _position: usize, _bytes: &[u8]) {}
+}
+
+/// Writes into a caller-provided buffer; never allocates.
+#[derive(Debug)]
+pub struct SliceSink<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> SliceSink<'a> {
+    /// A sink writing from the start of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    fn claim(&mut self, len: usize) -> Result<&mut [u8], Overflow> {
+        let end = self.len.checked_add(len).ok_or(Overflow)?;
+        let dst = self.buf.get_mut(self.len..end).ok_or(Overflow)?;
+        self.len = end;
+        Ok(dst)
+    }
+}
+
+impl Sink for SliceSink<'_> {
+    fn position(&self) -> usize {
+        self.len
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        self.claim(bytes.len())?.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn put_zeros(&mut self, len: usize) -> Result<(), Overflow> {
+        self.claim(len)?.fill(0);
+        Ok(())
+    }
+
+    unsafe fn put_live(&mut self, src: *const u8, len: usize) -> Result<(), Overflow> {
+        let dst = self.claim(len)?;
+        let mut offset = 0;
+        while offset < len {
+            let addr = src.wrapping_add(offset);
+            if addr as usize % 8 == 0 && len - offset >= 8 {
+                // SAFETY: 8 aligned bytes inside the caller's range.
+                let word = unsafe { AtomicU64::from_ptr(addr as *mut u64) }.load(Ordering::Relaxed);
+                dst[offset..offset + 8].copy_from_slice(&word.to_ne_bytes());
+                offset += 8;
+            } else {
+                // SAFETY: one byte inside the caller's range.
+                dst[offset] =
+                    unsafe { AtomicU8::from_ptr(addr as *mut u8) }.load(Ordering::Relaxed);
+                offset += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn patch(&mut self, position: usize, bytes: &[u8]) {
+        self.buf[position..position + bytes.len()].copy_from_slice(bytes);
+    }
+}

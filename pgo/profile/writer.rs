@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sizing and serialization of one object's raw profile.
+//!
+//! File layout: header, binary ids, data records (verbatim, in memory
+//! order), counters, bitmap, names (each padded to 8 bytes), then one value
+//! blob per data record that has any value site, even with no value
+//! recorded, since the reader steps through blobs record by record.
+
+use core::fmt;
+
+use super::format::{
+    header, padding_to_8, value_record_header_size, FormatError, HeaderFields, ProfileVersion,
+    MAX_VALUES_PER_SITE,
+};
+use super::sections::{DataRecord, ProfiledObject, SectionRange};
+use super::sink::{Measure, Overflow, Sink, SliceSink};
+
+/// Why a profile could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteError {
+    /// The object's version word is refused.
+    Format(FormatError),
+    /// The buffer is too small: the profile grew since it was measured
+    /// (new values were recorded). Measure again and retry.
+    Overflow,
+}
+
+impl From<FormatError> for WriteError {
+    fn from(error: FormatError) -> Self {
+        WriteError::Format(error)
+    }
+}
+
+impl From<Overflow> for WriteError {
+    fn from(_: Overflow) -> Self {
+        WriteError::Overflow
+    }
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Format(error) => error.fmt(f),
+            WriteError::Overflow => f.write_str("the profile grew while it was being written"),
+        }
+    }
+}
+
+/// The size in bytes of the profile of `object` as it is now.
+pub fn profile_size(object: &ProfiledObject) -> Result<usize, WriteError> {
+    let mut measure = Measure::new();
+    write_profile(object, &mut measure)?;
+    Ok(measure.position())
+}
+
+/// Serializes the profile of `object` into `buf`; returns the bytes written.
+pub fn serialize(object: &ProfiledObject, buf: &mut [u8]) -> Result<usize, WriteError> {
+    let mut sink = SliceSink::new(buf);
+    write_profile(object, &mut sink)?;
+    Ok(sink.position())
+}
+
+/// Writes the profile of `object` into `sink`.
+pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), WriteError> {
+    let version = object.version()?;
+    let layout = version.layout();
+    let sections = object.sections();
+    let num_data = object.num_records(&version);
+    let num_counters = sections.counters.len() / version.counter_size();
+    let counters_size = num_counters * version.counter_size();
+    let bitmap_size = if layout.has_bitmap {
+        sections.bitmap.len()
+    } else {
+        0
+    };
+    let data_start = sections.data.start() as u64;
+
+    let mut ids = Measure::new();
+    write_binary_ids(object, &mut ids)?;
+    let fields = HeaderFields {
+        binary_ids_size: ids.position() as u64,
+        num_data: num_data as u64,
+        num_counters: num_counters as u64,
+        counters_size: counters_size as u64,
+        num_bitmap_bytes: bitmap_size as u64,
+        names_size: sections.names.len() as u64,
+        counters_delta: (sections.counters.start() as u64).wrapping_sub(data_start),
+        bitmap_delta: (sections.bitmap.start() as u64).wrapping_sub(data_start),
+        names_delta: sections.names.start() as u64,
+    };
+    let (words, used) = header(&version, &fields);
+    for word in &words[..used] {
+        sink.put_u64(*word)?;
+    }
+    write_binary_ids(object, sink)?;
+
+    // Data records and names are never written after load: plain copies.
+    sink.put(static_bytes(&sections.data, num_data * layout.record_size))?;
+    // SAFETY: counters and bitmap are live memory of the object, written
+    // only by instrumented code or through atomics (contract of
+    // `ProfiledObject::new`); the lengths stay inside the sections.
+    unsafe {
+        sink.put_live(sections.counters.start(), counters_size)?;
+        sink.put_zeros(padding_to_8(counters_size))?;
+        if layout.has_bitmap {
+            sink.put_live(sections.bitmap.start(), bitmap_size)?;
+            sink.put_zeros(padding_to_8(bitmap_size))?;
+        }
+    }
+    sink.put(static_bytes(&sections.names, sections.names.len()))?;
+    sink.put_zeros(padding_to_8(sections.names.len()))?;
+
+    for i in 0..num_data {
+        write_value_blob(&object.record(&version, i), &version, sink)?;
+    }
+    Ok(())
+}
+
+/// The first `len` bytes of a section that is never written after load.
+fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
+    debug_assert!(len <= range.len());
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: the range is mapped and not written after load (contract of
+    // `ProfiledObject::new`), `len` bytes lie inside it, and the borrow of
+    // `range` (part of the object) bounds the lifetime.
+    unsafe { core::slice::from_raw_parts(range.start(), len) }
+}
+
+/// Writes the value blob of one record: a header `{total size, kinds}`,
+/// then per kind with sites `{kind, sites, count per site (padded)}` and
+/// the `{value, count}` pairs of every site in list order.
+fn write_value_blob<S: Sink>(
+    record: &DataRecord,
+    version: &ProfileVersion,
+    sink: &mut S,
+) -> Result<(), Overflow> {
+    let kinds = version.layout().value_kinds;
+    let kinds_with_sites = (0..kinds).filter(|&k| record.value_sites(k) > 0).count();
+    if kinds_with_sites == 0 {
+        return Ok(());
+    }
+    let blob_start = sink.position();
+    sink.put_u32(0)?; // total size, patched below
+    sink.put_u32(kinds_with_sites as u32)?;
+    let mut first_site = 0;
+    for kind in 0..kinds {
+        let sites = record.value_sites(kind);
+        if sites == 0 {
+            continue;
+        }
+        sink.put_u32(kind as u32)?;
+        sink.put_u32(sites as u32)?;
+        let site_counts = sink.position();
+        sink.put_zeros(value_record_header_size(sites) - 8)?;
+        for site in 0..sites {
+            // Count while writing: the list may grow meanwhile, and the
+            // count byte must describe exactly the pairs that follow.
+            let mut written = 0u32;
+            let mut node = record.site_head(first_site + site).and_then(|h| h.load());
+            while let Some(current) = node {
+                if written == MAX_VALUES_PER_SITE {
+                    break;
+                }
+                sink.put_u64(current.value())?;
+                sink.put_u64(current.count())?;
+                written += 1;
+                node = current.next();
+            }
+            sink.patch(site_counts + site, &[written as u8]);
+        }
+        first_site += sites;
+    }
+    let total = (sink.position() - blob_start) as u32;
+    sink.patch(blob_start, &total.to_ne_bytes());
+    Ok(())
+}
+
+/// `NT_GNU_BUILD_ID`.
+const NOTE_GNU_BUILD_ID: u32 = 3;
+
+/// Writes every GNU build id found in the object's notes as
+/// `{u64 length, bytes, padding to 8}`, as compiler-rt does.
+fn write_binary_ids<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), Overflow> {
+    for notes in &object.sections().notes {
+        let mut rest = static_bytes(notes, notes.len());
+        while let Some((note, next)) = Note::split(rest) {
+            if note.kind == NOTE_GNU_BUILD_ID && note.name == b"GNU\0" {
+                sink.put_u64(note.desc.len() as u64)?;
+                sink.put(note.desc)?;
+                sink.put_zeros(padding_to_8(note.desc.len()))?;
+            }
+            rest = next;
+        }
+    }
+    Ok(())
+}
+
+/// One ELF note.
+pub struct Note<'a> {
+    /// `n_type`.
+    pub kind: u32,
+    /// The name, with its NUL.
+    pub name: &'a [u8],
+    /// The descriptor (for a build id: the id).
+    pub desc: &'a [u8],
+}
+
+impl<'a> Note<'a> {
+    /// Splits the first note off `notes`, returning it and the notes after
+    /// it; `None` at the end or on a truncated note. Name and descriptor
+    /// are padded to 4 bytes, as in compiler-rt.
+    pub fn split(notes: &'a [u8]) -> Option<(Self, &'a [u8])> {
+        let word = |at: usize| -> Option<u32> {
+            Some(u32::from_ne_bytes(notes.get(at..at + 4)?.try_into().ok()?))
+        };
+        let round4 = |len: usize| len.checked_add(3).map(|l| l & !3);
+        let (name_size, desc_size, kind) = (word(0)? as usize, word(4)? as usize, word(8)?);
+        let desc_at = 12usize.checked_add(round4(name_size)?)?;
+        let next_at = desc_at.checked_add(round4(desc_size)?)?;
+        let note = Note {
+            kind,
+            name: notes.get(12..12 + name_size)?,
+            desc: notes.get(desc_at..desc_at.checked_add(desc_size)?)?,
+        };
+        Some((note, notes.get(next_at..).unwrap_or(&[])))
+    }
+}
