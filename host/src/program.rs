@@ -8,22 +8,30 @@ use std::sync::atomic::AtomicU64;
 use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
 use crate::profile::writer::{profile_size, serialize, WriteError};
 
-// Sections a program may lack (no MC/DC bitmap, no value site) have no
-// start/stop symbols: weak references resolve to null instead of failing
-// the link, as in compiler-rt.
+// Every section symbol must be defined, since Rust may assume a static's
+// address is never null: empty input sections make the linker define the
+// start/stop symbols of sections the program lacks (no MC/DC bitmap, no
+// value site), and a weak version word of 0 stands in for the compiler's
+// (refused, so nothing is written) if the program is not instrumented.
+#[used]
+#[link_section = "__llvm_prf_data"]
+static EMPTY_DATA: [u64; 0] = [];
+#[used]
+#[link_section = "__llvm_prf_cnts"]
+static EMPTY_COUNTERS: [u64; 0] = [];
+#[used]
+#[link_section = "__llvm_prf_bits"]
+static EMPTY_BITMAP: [u8; 0] = [];
+#[used]
+#[link_section = "__llvm_prf_names"]
+static EMPTY_NAMES: [u8; 0] = [];
 core::arch::global_asm!(
-    ".weak __start___llvm_prf_data",
-    ".weak __stop___llvm_prf_data",
-    ".weak __start___llvm_prf_cnts",
-    ".weak __stop___llvm_prf_cnts",
-    ".weak __start___llvm_prf_bits",
-    ".weak __stop___llvm_prf_bits",
-    ".weak __start___llvm_prf_names",
-    ".weak __stop___llvm_prf_names",
-    ".weak __start___llvm_prf_vnds",
-    ".weak __stop___llvm_prf_vnds",
+    ".pushsection .rodata.kpgo_version_fallback, \"a\"",
+    ".balign 8",
     ".weak __llvm_profile_raw_version",
-    ".weak __ehdr_start",
+    "__llvm_profile_raw_version:",
+    ".quad 0",
+    ".popsection",
 );
 
 extern "C" {
@@ -147,7 +155,12 @@ extern "C" fn initialize() {
 }
 
 extern "C" fn dump_at_exit() {
-    __llvm_profile_write_file();
+    // A program that is not instrumented at all (the weak fallback word
+    // is 0) has nothing to write and nothing to complain about.
+    // SAFETY: the version word is always defined (see its fallback).
+    if unsafe { (&raw const __llvm_profile_raw_version).read_volatile() } != 0 {
+        __llvm_profile_write_file();
+    }
 }
 
 /// Serializes the program's profile and writes it to its file.
@@ -227,9 +240,6 @@ const PT_PHDR: u32 = 6;
 fn note_segments() -> [SectionRange; MAX_NOTE_RANGES] {
     let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
     let header = &raw const __ehdr_start;
-    if header.is_null() {
-        return notes;
-    }
     // SAFETY: the linker defines `__ehdr_start` at the loaded ELF header of
     // the program; its program headers are loaded with it.
     let phdrs = unsafe {

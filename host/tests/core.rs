@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Unit and property tests of the raw-profile core.
+
+mod fake;
+
+use fake::{notes_with_build_id, parse, FakeObject, FunctionShape, Rng, V10, V8};
+use kpgo::profile::format::{
+    memop_size_bucket, padding_to_8, value_record_header_size, variant, FormatError, ProfileVersion,
+};
+use kpgo::profile::writer::{profile_size, serialize, WriteError};
+
+fn random_shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
+    (0..functions)
+        .map(|_| FunctionShape {
+            counters: 1 + rng.below(9) as usize,
+            bitmap_bytes: if rng.below(4) == 0 {
+                rng.below(11) as usize
+            } else {
+                0
+            },
+            sites: [
+                if rng.below(2) == 0 {
+                    rng.below(4) as u16
+                } else {
+                    0
+                },
+                if rng.below(3) == 0 {
+                    rng.below(3) as u16
+                } else {
+                    0
+                },
+                0,
+            ],
+        })
+        .collect()
+}
+
+fn sites_of(fake: &FakeObject) -> Vec<[u16; 3]> {
+    fake.shapes.iter().map(|s| s.sites).collect()
+}
+
+fn snapshot(fake: &FakeObject) -> Vec<u8> {
+    let object = fake.object();
+    let size = profile_size(&object).unwrap();
+    let mut buf = vec![0xa5; size + 64];
+    let written = serialize(&object, &mut buf).unwrap();
+    assert_eq!(written, size, "computed size equals bytes written");
+    buf.truncate(written);
+    buf
+}
+
+/// compiler-rt's per-site algorithm, as a plain model.
+#[derive(Default, Clone)]
+struct ModelSite(Vec<(u64, u64)>);
+
+impl ModelSite {
+    /// Returns false if a node was needed and `pool` had none.
+    fn record(&mut self, value: u64, limit: usize, pool: &mut usize) -> bool {
+        if let Some(entry) = self.0.iter_mut().find(|e| e.0 == value) {
+            entry.1 += 1;
+            return true;
+        }
+        if self.0.len() >= limit {
+            let min = self.0.iter().map(|e| e.1).min().unwrap();
+            let victim = self.0.iter_mut().find(|e| e.1 == min).unwrap();
+            if victim.1 <= 1 {
+                *victim = (value, 1);
+            } else {
+                victim.1 -= 1;
+            }
+            return true;
+        }
+        if *pool == 0 {
+            return false;
+        }
+        *pool -= 1;
+        self.0.push((value, 1));
+        true
+    }
+}
+
+#[test]
+fn padding_rules() {
+    for len in 0..64usize {
+        let pad = padding_to_8(len);
+        assert!(pad < 8);
+        assert_eq!((len + pad) % 8, 0);
+        // compiler-rt's formula: 7 & (8 - len % 8).
+        assert_eq!(pad, 7 & (8 - len % 8));
+    }
+    assert_eq!(value_record_header_size(1), 16);
+    assert_eq!(value_record_header_size(8), 16);
+    assert_eq!(value_record_header_size(9), 24);
+    assert_eq!(value_record_header_size(0), 8);
+}
+
+#[test]
+fn versions_other_than_8_and_10_are_refused() {
+    for number in [0u64, 1, 5, 7, 9, 11, 12, 0xffff_ffff] {
+        let word = variant::IR_PROF | number;
+        assert_eq!(
+            ProfileVersion::from_word(word),
+            Err(FormatError::UnsupportedVersion(word))
+        );
+    }
+    for flag in [
+        variant::DBG_CORRELATE,
+        variant::MEMPROF,
+        variant::TEMPORAL_PROF,
+        1 << 40,
+    ] {
+        let word = V10 | flag;
+        assert_eq!(
+            ProfileVersion::from_word(word),
+            Err(FormatError::UnsupportedVariant(word))
+        );
+    }
+    let v10 = ProfileVersion::from_word(V10).unwrap();
+    assert_eq!(
+        (v10.layout().record_size, v10.layout().header_words),
+        (64, 16)
+    );
+    let v8 = ProfileVersion::from_word(V8).unwrap();
+    assert_eq!(
+        (v8.layout().record_size, v8.layout().header_words),
+        (48, 11)
+    );
+    let coverage = ProfileVersion::from_word(V10 | variant::BYTE_COVERAGE).unwrap();
+    assert_eq!(
+        (coverage.counter_size(), coverage.counter_reset_byte()),
+        (1, 0xff)
+    );
+    let message = FormatError::UnsupportedVersion(V10 + 1).to_string();
+    assert!(message.contains("version 11"), "{message}");
+}
+
+#[test]
+fn an_object_with_a_refused_version_writes_nothing() {
+    let bad = FakeObject::new(V8, random_shapes(&mut Rng::new(1), 3), 10, 4, Vec::new());
+    // Same memory, version word replaced by an unsupported one.
+    // SAFETY: the sections of `bad`, which outlives `object`.
+    let object = unsafe {
+        kpgo::profile::sections::ProfiledObject::new(
+            *bad.object().sections(),
+            &(9u64 | variant::IR_PROF),
+        )
+    };
+    assert!(matches!(
+        profile_size(&object),
+        Err(WriteError::Format(FormatError::UnsupportedVersion(_)))
+    ));
+    let mut buf = vec![0u8; 4096];
+    assert!(serialize(&object, &mut buf).is_err());
+    assert!(buf.iter().all(|&b| b == 0), "nothing written");
+    assert!(object.reset().is_err());
+    object.record_target(bad.record_addr(0), 0, 1);
+    assert!(
+        bad.nodes.iter().all(|&w| w == 0),
+        "hooks ignore a refused object"
+    );
+}
+
+#[test]
+fn memop_buckets_match_llvm() {
+    let cases = [
+        (0, 0),
+        (1, 1),
+        (8, 8),
+        (9, 9),
+        (15, 9),
+        (16, 16),
+        (17, 17),
+        (22, 17),
+        (31, 17),
+        (99, 65),
+        (128, 128),
+        (256, 256),
+        (300, 257),
+        (512, 512),
+        (513, 513),
+        (1001, 513),
+        (u64::MAX, 513),
+    ];
+    for (size, bucket) in cases {
+        assert_eq!(memop_size_bucket(size), bucket, "size {size}");
+    }
+}
+
+#[test]
+fn size_equals_bytes_written_for_random_layouts() {
+    for seed in 0..300 {
+        let mut rng = Rng::new(seed);
+        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let functions = rng.below(20) as usize;
+        let shapes = random_shapes(&mut rng, functions);
+        let id: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.next() as u8).collect();
+        let notes = if rng.below(3) == 0 {
+            Vec::new()
+        } else {
+            notes_with_build_id(&id)
+        };
+        let names = rng.below(40) as usize;
+        let fake = FakeObject::new(word, shapes, names, rng.below(30) as usize, notes.clone());
+        let object = fake.object();
+        // Record random values at random sites.
+        for _ in 0..rng.below(200) {
+            let f = rng.below(fake.shapes.len().max(1) as u64) as usize;
+            if f >= fake.shapes.len() {
+                break;
+            }
+            let sites: u16 = fake.shapes[f].sites.iter().sum();
+            if sites > 0 {
+                object.record_target(
+                    fake.record_addr(f),
+                    rng.below(sites as u64) as u32,
+                    rng.below(6),
+                );
+            }
+        }
+        let bytes = snapshot(&fake);
+        let parsed = parse(&bytes, &sites_of(&fake));
+        assert_eq!(parsed.header[3] as usize, fake.shapes.len());
+        assert_eq!(parsed.names, fake.names);
+        assert_eq!(parsed.counters, fake.counters);
+        let data_bytes: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert_eq!(parsed.data, data_bytes, "data records verbatim");
+        if notes.is_empty() {
+            assert!(parsed.binary_ids.is_empty());
+        } else {
+            assert_eq!(parsed.binary_ids, vec![id]);
+        }
+        let total: u64 = parsed
+            .values
+            .iter()
+            .flatten()
+            .flat_map(|(_, s)| s)
+            .flatten()
+            .map(|p| p.1)
+            .sum();
+        assert!(total as usize <= 200);
+    }
+}
+
+#[test]
+fn header_addresses_are_deltas_from_the_data() {
+    let fake = FakeObject::new(V10, random_shapes(&mut Rng::new(7), 5), 13, 8, Vec::new());
+    let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+    let data = fake.data.as_ptr() as u64;
+    assert_eq!(
+        parsed.header[10],
+        (fake.counters.as_ptr() as u64).wrapping_sub(data)
+    );
+    assert_eq!(
+        parsed.header[11],
+        (fake.bitmap.as_ptr() as u64).wrapping_sub(data)
+    );
+    assert_eq!(parsed.header[12], fake.names.as_ptr() as u64);
+    assert_eq!(parsed.header[9], 13, "names size");
+}
+
+#[test]
+fn a_short_buffer_is_an_overflow_not_a_crash() {
+    let fake = FakeObject::new(
+        V10,
+        random_shapes(&mut Rng::new(3), 8),
+        21,
+        8,
+        notes_with_build_id(&[1; 20]),
+    );
+    let object = fake.object();
+    let size = profile_size(&object).unwrap();
+    for short in [0, 1, 8, size / 2, size - 1] {
+        let mut buf = vec![0u8; short];
+        assert_eq!(
+            serialize(&object, &mut buf),
+            Err(WriteError::Overflow),
+            "buffer of {short}"
+        );
+    }
+}
+
+#[test]
+fn every_record_with_value_sites_gets_a_blob_even_when_empty() {
+    let shapes = vec![
+        FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [2, 0, 0],
+        },
+        FunctionShape {
+            counters: 2,
+            bitmap_bytes: 0,
+            sites: [0, 0, 0],
+        },
+        FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [1, 3, 0],
+        },
+    ];
+    let fake = FakeObject::new(V10, shapes, 5, 4, Vec::new());
+    let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+    assert_eq!(parsed.values.len(), 2);
+    assert_eq!(parsed.values[0], vec![(0, vec![vec![], vec![]])]);
+    assert_eq!(
+        parsed.values[1],
+        vec![(0, vec![vec![]]), (1, vec![vec![], vec![], vec![]])]
+    );
+}
+
+/// Single-threaded, the core behaves exactly like compiler-rt's algorithm,
+/// below, at and beyond the per-site limit.
+#[test]
+fn value_lists_follow_compiler_rt_at_and_beyond_the_limit() {
+    for seed in 0..200 {
+        let mut rng = Rng::new(seed);
+        let limit = 1 + rng.below(6) as usize;
+        let sites = 1 + rng.below(4) as u16;
+        let capacity = rng.below(20) as usize;
+        let shapes = vec![FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [sites, 0, 0],
+        }];
+        let fake = FakeObject::new(V10, shapes, 1, capacity, Vec::new());
+        let object = fake.object();
+        object.set_values_per_site(limit as u32);
+        let mut model = vec![ModelSite::default(); sites as usize];
+        let mut pool = capacity;
+        let mut drops = 0;
+        let distinct = 1 + rng.below(10);
+        for _ in 0..rng.below(300) {
+            let site = rng.below(sites as u64) as usize;
+            // Skewed values so that eviction meets both hot and cold ones.
+            let value = rng.below(distinct) * rng.below(distinct) % distinct;
+            object.record_target(fake.record_addr(0), site as u32, value);
+            if !model[site].record(value, limit, &mut pool) {
+                drops += 1;
+            }
+        }
+        let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+        let got = &parsed.values[0][0].1;
+        for (site, want) in model.iter().enumerate() {
+            assert_eq!(got[site], want.0, "seed {seed} site {site}");
+        }
+        let stats = object.stats();
+        assert_eq!(stats.values_dropped, drops, "seed {seed}");
+        assert_eq!(stats.nodes_used, capacity - pool, "seed {seed}");
+    }
+}
+
+#[test]
+fn pool_exhaustion_is_counted_and_corrupts_nothing() {
+    let shapes = vec![
+        FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [4, 0, 0],
+        },
+        FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [0, 2, 0],
+        },
+    ];
+    let fake = FakeObject::new(V10, shapes, 1, 3, Vec::new());
+    let object = fake.object();
+    for site in 0..4 {
+        object.record_target(fake.record_addr(0), site, 100 + site as u64);
+    }
+    object.record_memop(fake.record_addr(1), 0, 4000);
+    object.record_memop(fake.record_addr(1), 1, 3);
+    // Known values still count when the pool is empty.
+    object.record_target(fake.record_addr(0), 0, 100);
+    let stats = object.stats();
+    assert_eq!(
+        (stats.nodes_used, stats.nodes_capacity, stats.values_dropped),
+        (3, 3, 3)
+    );
+    let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+    assert_eq!(
+        parsed.values[0][0].1,
+        vec![vec![(100, 2)], vec![(101, 1)], vec![(102, 1)], vec![]]
+    );
+    assert_eq!(parsed.values[1][0].1, vec![vec![], vec![]]);
+}
+
+#[test]
+fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
+    let shapes = vec![FunctionShape {
+        counters: 1,
+        bitmap_bytes: 0,
+        sites: [1, 0, 0],
+    }];
+    let fake = FakeObject::new(V10, shapes, 1, 4, Vec::new());
+    let object = fake.object();
+    let base = fake.record_addr(0);
+    object.record_target(base + 8, 0, 1); // inside, misaligned
+    object.record_target(base + 64, 0, 1); // one past the end
+    object.record_target(base - 64, 0, 1); // before
+    object.record_target(0, 0, 1);
+    object.record_target(base, 1, 1); // site out of range
+    assert_eq!(object.stats().nodes_used, 0);
+    assert!(fake.nodes.iter().all(|&w| w == 0));
+    object.record_target(base, 0, 1);
+    assert_eq!(object.stats().nodes_used, 1);
+}
+
+#[test]
+fn reset_zeroes_counts_and_reuses_the_pool() {
+    let shapes = vec![FunctionShape {
+        counters: 3,
+        bitmap_bytes: 5,
+        sites: [2, 1, 0],
+    }];
+    let mut fake = FakeObject::new(V10, shapes, 1, 8, Vec::new());
+    fake.counters.copy_from_slice(&[5, 6, 7]);
+    fake.bitmap.copy_from_slice(&[1, 2, 3, 4, 5]);
+    let object = fake.object();
+    for v in [1, 2, 1, 3] {
+        object.record_target(fake.record_addr(0), 0, v);
+    }
+    object.record_memop(fake.record_addr(0), 2, 64);
+    let used = object.stats().nodes_used;
+    object.reset().unwrap();
+    let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+    assert_eq!(parsed.counters, vec![0, 0, 0]);
+    assert_eq!(parsed.bitmap, vec![0; 5]);
+    assert_eq!(parsed.values[0][0].1[0], vec![(1, 0), (2, 0), (3, 0)]);
+    assert_eq!(parsed.values[0][1].1[0], vec![(64, 0)]);
+    // The same values again take no new node.
+    for v in [3, 2, 1] {
+        object.record_target(fake.record_addr(0), 0, v);
+    }
+    object.record_memop(fake.record_addr(0), 2, 64);
+    assert_eq!(object.stats().nodes_used, used);
+    let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+    assert_eq!(parsed.values[0][0].1[0], vec![(1, 1), (2, 1), (3, 1)]);
+}
+
+#[test]
+fn reset_in_coverage_mode_marks_counters_uncovered() {
+    let shapes = vec![FunctionShape {
+        counters: 3,
+        bitmap_bytes: 0,
+        sites: [0, 0, 0],
+    }];
+    let fake = FakeObject::new(V10 | variant::BYTE_COVERAGE, shapes, 1, 0, Vec::new());
+    fake.object().reset().unwrap();
+    assert!(fake.counters.iter().all(|&w| w == u64::MAX));
+}
+
+/// Eight threads on the same sites: below the limit every call counts
+/// exactly once; beyond it nothing is invented or over-counted.
+#[test]
+fn concurrent_recording_keeps_the_documented_promise() {
+    const THREADS: u64 = 8;
+    const CALLS: u64 = 20_000;
+    for (distinct, limit) in [(5u64, 24u32), (40, 8)] {
+        let shapes = vec![FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [2, 0, 0],
+        }];
+        let fake = FakeObject::new(V10, shapes, 1, 512, Vec::new());
+        let object = fake.object();
+        object.set_values_per_site(limit);
+        let addr = fake.record_addr(0);
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let object = &object;
+                s.spawn(move || {
+                    let mut rng = Rng::new(t + 1);
+                    for _ in 0..CALLS {
+                        let site = rng.below(2) as u32;
+                        object.record_target(addr, site, 1000 + rng.below(distinct));
+                    }
+                });
+            }
+        });
+        let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+        let sites = &parsed.values[0][0].1;
+        let total: u64 = sites.iter().flatten().map(|p| p.1).sum();
+        for site in sites {
+            let mut seen: Vec<u64> = site.iter().map(|p| p.0).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), site.len(), "no value listed twice");
+            assert!(
+                site.iter().all(|p| (1000..1000 + distinct).contains(&p.0)),
+                "no invented value"
+            );
+            assert!(site.len() <= limit as usize, "never beyond the limit");
+        }
+        if distinct < limit as u64 {
+            assert_eq!(total, THREADS * CALLS, "exact below the limit");
+            assert!(sites.iter().all(|s| s.len() == distinct as usize));
+        } else {
+            assert!(total <= THREADS * CALLS, "never over-counted");
+        }
+    }
+}
