@@ -182,6 +182,9 @@ impl FakeObject {
     }
 }
 
+/// The `{value, count}` pairs of each site of one value kind.
+pub type SiteValues = Vec<Vec<(u64, u64)>>;
+
 /// A raw profile as an independent reader sees it.
 #[derive(Debug)]
 pub struct Parsed {
@@ -192,7 +195,7 @@ pub struct Parsed {
     pub bitmap: Vec<u8>,
     pub names: Vec<u8>,
     /// Per record with value sites: per kind present, per site, the pairs.
-    pub values: Vec<Vec<(u32, Vec<Vec<(u64, u64)>>)>>,
+    pub values: Vec<Vec<(u32, SiteValues)>>,
 }
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
