@@ -2,15 +2,34 @@
 
 //! kpgo: clang's instrumentation-PGO runtime for the kernel.
 //!
-//! Work in progress: the value-profiling hooks are defined so that an
-//! instrumented kernel links; they record nothing yet.
+//! A kernel built with `CONFIG_PGO_CLANG` has every C object compiled with
+//! `-fprofile-generate`. This runtime provides the value-profiling hooks the
+//! compiler calls, and serves the counters of vmlinux and of every loaded
+//! module as raw profiles in debugfs (`/sys/kernel/debug/pgo/`), ready for
+//! `llvm-profdata merge`.
+//!
+//! - [`profile`]: the pure core (layouts, descriptor, writer, value
+//!   profiling), shared with the host test shell.
+//! - `runtime`: the kernel side: the object registry, the hooks, debugfs.
 
-use core::ffi::c_void;
+use kernel::prelude::*;
 
-/// Records `value` as a target of indirect-call site `index` of `data`.
-#[no_mangle]
-pub extern "C" fn __llvm_profile_instrument_target(_value: u64, _data: *mut c_void, _index: u32) {}
+pub mod profile;
+mod runtime;
 
-/// Records `size` at memory-operation site `index` of `data`.
-#[no_mangle]
-pub extern "C" fn __llvm_profile_instrument_memop(_size: u64, _data: *mut c_void, _index: u32) {}
+module! {
+    type: Kpgo,
+    name: "kpgo",
+    author: "kpgo developers",
+    description: "clang instrumentation-PGO profile runtime",
+    license: "GPL",
+}
+
+struct Kpgo;
+
+impl kernel::Module for Kpgo {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        runtime::init()?;
+        Ok(Kpgo)
+    }
+}

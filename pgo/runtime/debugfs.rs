@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The debugfs interface: `/sys/kernel/debug/pgo/`.
+//!
+//! - `vmlinux.profraw` (0600): the raw profile, snapshotted at `open()`;
+//!   writing anything to it resets that object.
+//! - `reset` (0600): `1` or `all` resets every object, `vmlinux` only the
+//!   kernel image; anything else is `-EINVAL` and changes nothing. Reading
+//!   it gives 0 bytes, so a recursive copy of the directory works.
+//! - `stats` (0400): one line per object.
+//!
+//! The files carry kernel addresses, hence root only.
+
+use core::ffi::c_void;
+use core::fmt::Write;
+use core::ptr;
+
+use kernel::bindings;
+use kernel::c_str;
+use kernel::ffi::{c_char, c_int};
+use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
+
+use super::objects::vmlinux;
+use super::snapshot::Snapshot;
+use crate::profile::sections::ProfiledObject;
+
+/// Longest command `reset` accepts (a module name has at most 56 bytes).
+const MAX_COMMAND: usize = 64;
+
+/// Creates the directory and its files.
+pub(crate) fn create() -> Result {
+    // SAFETY: a valid NUL-terminated name; a null parent is debugfs's root.
+    let dir = unsafe { bindings::debugfs_create_dir(c_str!("pgo").as_char_ptr(), ptr::null_mut()) };
+    check(dir)?;
+    let vmlinux_data = vmlinux() as *const ProfiledObject as *mut c_void;
+    create_file(c_str!("vmlinux.profraw"), 0o600, dir, vmlinux_data, &PROFRAW_FOPS)?;
+    create_file(c_str!("reset"), 0o600, dir, ptr::null_mut(), &RESET_FOPS)?;
+    create_file(c_str!("stats"), 0o400, dir, ptr::null_mut(), &STATS_FOPS)?;
+    Ok(())
+}
+
+fn create_file(
+    name: &CStr,
+    mode: u16,
+    dir: *mut bindings::dentry,
+    data: *mut c_void,
+    fops: &'static bindings::file_operations,
+) -> Result {
+    // SAFETY: `name` is NUL-terminated, `dir` a debugfs directory, `fops`
+    // static; `data` is static (vmlinux's descriptor) or null.
+    check(unsafe { bindings::debugfs_create_file(name.as_char_ptr(), mode, dir, data, fops) })
+}
+
+/// debugfs returns error pointers, never null.
+fn check(dentry: *mut bindings::dentry) -> Result {
+    // SAFETY: `IS_ERR_VALUE` arithmetic on an address, nothing is read.
+    if unsafe { bindings::IS_ERR(dentry as *const c_void) } {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
+/// All-zero `file_operations`: every callback `None`, no owner (builtin).
+const NO_FOPS: bindings::file_operations =
+    // SAFETY: `file_operations` is plain data whose fields are all valid
+    // when zero (null owner, `None` callbacks, no flags).
+    unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
+
+static PROFRAW_FOPS: bindings::file_operations = bindings::file_operations {
+    open: Some(profraw_open),
+    read: Some(snapshot_read),
+    write: Some(profraw_write),
+    llseek: Some(bindings::default_llseek),
+    release: Some(snapshot_release),
+    ..NO_FOPS
+};
+
+static STATS_FOPS: bindings::file_operations = bindings::file_operations {
+    open: Some(stats_open),
+    read: Some(snapshot_read),
+    llseek: Some(bindings::default_llseek),
+    release: Some(snapshot_release),
+    ..NO_FOPS
+};
+
+static RESET_FOPS: bindings::file_operations = bindings::file_operations {
+    write: Some(reset_write),
+    llseek: Some(bindings::noop_llseek),
+    ..NO_FOPS
+};
+
+/// Hands `snapshot` to the open file.
+///
+/// # Safety
+///
+/// `file` is the file being opened.
+unsafe fn attach(file: *mut bindings::file, snapshot: Result<Snapshot>) -> c_int {
+    let boxed = match snapshot.and_then(|s| Ok(KBox::new(s, GFP_KERNEL)?)) {
+        Ok(boxed) => boxed,
+        Err(error) => return error.to_errno(),
+    };
+    // SAFETY: `file` is being opened and its `private_data` is ours until
+    // `snapshot_release` takes it back.
+    unsafe { (*file).private_data = KBox::into_raw(boxed).cast() };
+    0
+}
+
+/// The object a profraw file was created for.
+///
+/// # Safety
+///
+/// `inode` is the inode of a profraw file created by [`create_file`].
+unsafe fn object_of(inode: *mut bindings::inode) -> &'static ProfiledObject {
+    // SAFETY: profraw files are created with a `&'static ProfiledObject`
+    // as their private data.
+    unsafe { &*((*inode).i_private as *const ProfiledObject) }
+}
+
+unsafe extern "C" fn profraw_open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: called by the VFS on a profraw file being opened.
+    unsafe { attach(file, Snapshot::profile(object_of(inode))) }
+}
+
+unsafe extern "C" fn stats_open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: called by the VFS on the stats file being opened.
+    unsafe { attach(file, stats_report()) }
+}
+
+/// One line per object.
+fn stats_report() -> Result<Snapshot> {
+    let mut text = Text(KVec::new());
+    write_stats_line(&mut text, "vmlinux", "live", vmlinux()).map_err(|_| ENOMEM)?;
+    let mut bytes = VVec::new();
+    bytes.extend_from_slice(&text.0, GFP_KERNEL)?;
+    Ok(Snapshot::from_bytes(bytes))
+}
+
+fn write_stats_line(out: &mut Text, name: &str, state: &str, object: &ProfiledObject) -> core::fmt::Result {
+    let s = object.stats();
+    writeln!(
+        out,
+        "{name} {state} functions={} counters={} value_sites={} nodes={}/{} dropped={}",
+        s.functions, s.counters, s.value_sites, s.nodes_used, s.nodes_capacity, s.values_dropped
+    )
+}
+
+/// A growable text buffer for `write!`.
+struct Text(KVec<u8>);
+
+impl Write for Text {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).map_err(|_| core::fmt::Error)
+    }
+}
+
+unsafe extern "C" fn snapshot_read(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    count: usize,
+    pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `private_data` holds the snapshot attached at open, alive
+    // until release, which cannot run concurrently with a read.
+    let snapshot = unsafe { &*((*file).private_data as *const Snapshot) };
+    let bytes = snapshot.bytes();
+    // SAFETY: `buf`/`count` are the user's buffer, `pos` the file position;
+    // `bytes` is readable for its length.
+    unsafe { bindings::simple_read_from_buffer(buf.cast(), count, pos, bytes.as_ptr().cast(), bytes.len()) }
+}
+
+unsafe extern "C" fn snapshot_release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: `private_data` was set by `attach` from `KBox::into_raw` and
+    // is released exactly once, here.
+    drop(unsafe { KBox::from_raw((*file).private_data as *mut Snapshot) });
+    0
+}
+
+/// Reads a short command from user space: at most [`MAX_COMMAND`] bytes,
+/// one trailing newline removed.
+fn read_command(buf: *const c_char, count: usize, storage: &mut [u8; MAX_COMMAND]) -> Result<&[u8]> {
+    if count == 0 || count > MAX_COMMAND {
+        return Err(EINVAL);
+    }
+    UserSlice::new(buf as usize, count).reader().read_slice(&mut storage[..count])?;
+    let command = &storage[..count];
+    Ok(command.strip_suffix(b"\n").unwrap_or(command))
+}
+
+/// Resets `object`, mapping a refused version to `-EINVAL`.
+fn reset(object: &ProfiledObject) -> Result {
+    object.reset().map_err(|_| EINVAL)
+}
+
+unsafe extern "C" fn profraw_write(
+    file: *mut bindings::file,
+    _buf: *const c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: the file is an open profraw file.
+    let object = unsafe { object_of((*file).f_inode) };
+    match reset(object) {
+        Ok(()) => count as isize,
+        Err(error) => error.to_errno() as isize,
+    }
+}
+
+unsafe extern "C" fn reset_write(
+    _file: *mut bindings::file,
+    buf: *const c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    let mut storage = [0u8; MAX_COMMAND];
+    let result = read_command(buf, count, &mut storage).and_then(|command| match command {
+        b"1" | b"all" | b"vmlinux" => reset(vmlinux()),
+        _ => Err(EINVAL),
+    });
+    match result {
+        Ok(()) => count as isize,
+        Err(error) => error.to_errno() as isize,
+    }
+}
+

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The value-profiling hooks called by instrumented code.
+//!
+//! They run in any context, from the first instruction of `start_kernel`
+//! to NMI handlers: they take no lock, allocate nothing, never sleep and
+//! call no instrumented code (this crate is built without instrumentation
+//! and the core only uses atomics). Data races are excluded by atomics.
+
+use core::ffi::c_void;
+
+use super::objects::owner_of;
+
+/// Records `value` as a target of indirect-call site `index` of the
+/// function whose data record is `data`.
+#[no_mangle]
+pub extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
+    if let Some(object) = owner_of(data as usize) {
+        object.record_target(data as usize, index, value);
+    }
+}
+
+/// Records the size bucket of `size` at memop site `index` of `data`.
+#[no_mangle]
+pub extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
+    if let Some(object) = owner_of(data as usize) {
+        object.record_memop(data as usize, index, size);
+    }
+}
