@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034  # the variables are for the callers
+#
+# Shared settings of the kernel scripts (sourced, not run): where the
+# prepared kernel tree is and which toolchain builds it.
+#
+#   KPGO_TREE   kernel tree to prepare and build (default build/linux);
+#               scripts/kernel.mk uses build/linux-nopgo for the
+#               comparison build without PGO.
+#   KSRC        an existing Linux 6.12 source tree to use instead of
+#               unpacking /usr/src/linux-source-6.12.tar.xz into KPGO_TREE
+#               (it is patched and built in place).
+#   KPGO_CACHE  tools built by scripts/setup (default ~/.cache/kpgo).
+
+KPGO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
+if [[ -n ${KSRC:-} ]]; then
+	KPGO_TREE=$(cd "$KSRC" && pwd)
+else
+	KPGO_TREE=${KPGO_TREE:-$KPGO_ROOT/build/linux}
+	[[ $KPGO_TREE == /* ]] || KPGO_TREE=$KPGO_ROOT/$KPGO_TREE
+fi
+KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+
+# The kernel must be built by clang/LLVM 19 and by the rustc whose LLVM is
+# also 19 (Debian's rustc-web 1.85).  The rustup rustc that may come first
+# on PATH has another LLVM: name every Rust tool explicitly, host tools
+# (HOSTRUSTC, used for the kernel's proc macros) included.
+KPGO_LLVM_BIN=/usr/lib/llvm-19/bin
+KPGO_RUSTC=/usr/bin/rustc
+KPGO_RUSTDOC=/usr/bin/rustdoc
+KPGO_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
+KPGO_BINDGEN=$KPGO_CACHE/tools/bin/bindgen
+
+# make arguments that select the toolchain.
+kpgo_make_args=(
+	LLVM=1
+	"RUSTC=$KPGO_RUSTC"
+	"HOSTRUSTC=$KPGO_RUSTC"
+	"RUSTDOC=$KPGO_RUSTDOC"
+	"RUST_LIB_SRC=$KPGO_RUST_LIB_SRC"
+	"BINDGEN=$KPGO_BINDGEN"
+)
+
+kpgo_log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+kpgo_die() { kpgo_log "error: $*"; exit 1; }
+
+# Copies this project into the kernel tree as kernel/pgo/.  rsync keeps
+# the mtimes, so unchanged files do not rebuild; the build outputs that
+# kbuild leaves next to the sources are protected from --delete, so that
+# only sources removed from the project disappear.
+kpgo_sync_project() {
+	local dest=$KPGO_TREE/kernel/pgo
+	mkdir -p "$dest"
+	rsync -a --delete \
+		-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
+		-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
+		-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
+		-f '+ /Kconfig' -f '+ /Kbuild' -f '+ /pgo/***' -f '- *' \
+		"$KPGO_ROOT/" "$dest/"
+}

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel targets of kpgo, included by the top Makefile.  None of them runs
+# scripts/setup: run it once on a new machine.
+#
+#   make kernel         build/linux: Linux 6.12 with the patches of patches/,
+#                       this project in kernel/pgo/, tinyconfig +
+#                       scripts/kpgo.config (PGO_CLANG=y); builds
+#                       arch/x86/boot/bzImage, vmlinux and the modules.
+#   make kernel-nopgo   build/linux-nopgo: the same without PGO_CLANG, to
+#                       compare (a separate tree: kbuild cannot build a
+#                       second configuration O= from a tree built in place).
+#   make kernel-boot    tests/kernel/boot.sh: boots build/linux in QEMU.
+#   make kernel-figures both builds from scratch, measured, written to
+#                       build/figures-kernel.txt (about 15 minutes).
+#
+# scripts/kmake runs make in the prepared tree with the right toolchain,
+# for anything else: scripts/kmake menuconfig, scripts/kmake M=dir modules.
+
+KPGO_REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+KPGO_KERNEL_TREE := $(KPGO_REPO)/build/linux
+KPGO_KERNEL_TREE_NOPGO := $(KPGO_REPO)/build/linux-nopgo
+KPGO_KERNEL_CONFIG_INPUTS := $(KPGO_REPO)/scripts/kpgo.config \
+	$(KPGO_REPO)/scripts/configure-kernel $(KPGO_REPO)/patches/series
+
+.PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-boot \
+	kernel-figures
+
+# Preparing is idempotent and quick when nothing changed: always run it.
+kernel-prepare:
+	$(KPGO_REPO)/scripts/prepare-kernel
+kernel-prepare-nopgo:
+	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/prepare-kernel
+
+# The configuration is written again when its inputs change.
+$(KPGO_KERNEL_TREE)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare
+	$(KPGO_REPO)/scripts/configure-kernel
+$(KPGO_KERNEL_TREE_NOPGO)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare-nopgo
+	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/configure-kernel --no-pgo
+
+kernel: $(KPGO_KERNEL_TREE)/.config | kernel-prepare
+	$(KPGO_REPO)/scripts/kmake
+
+kernel-nopgo: $(KPGO_KERNEL_TREE_NOPGO)/.config | kernel-prepare-nopgo
+	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
+
+kernel-boot: kernel
+	$(KPGO_REPO)/tests/kernel/boot.sh
+
+kernel-figures:
+	$(KPGO_REPO)/scripts/kernel-figures
