@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034  # variables here are for the sourcing scripts
+#
+# Shared by the host test scripts (sourced, not run): result bookkeeping,
+# toolchain names, and the two ways of linking an instrumented program --
+# with compiler-rt's profile runtime (the reference) or with the candidate
+# runtime (build/host/libkpgo.a).
+
+HOST_TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$HOST_TESTS_DIR/../.." && pwd)
+OUT_ROOT=${HOST_TESTS_OUT:-$REPO_ROOT/build/host-tests}
+
+# The runtime under test. For developing the harness without it, point
+# KPGO_LIB at compiler-rt's own archive (KPGO_LIB=compiler-rt): every
+# comparison must then pass, since it compares compiler-rt with itself.
+KPGO_LIB=${KPGO_LIB:-$REPO_ROOT/build/host/libkpgo.a}
+
+# LLVM major versions to test: 19 writes raw profile version 10, 16 writes 8.
+HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 16}
+
+# The objects of every test program are compiled like this; extra_cflags of
+# a program's program.conf is appended.
+INSTR_CFLAGS="-O2 -g0 -fprofile-generate -Wall -Wextra"
+
+tests_passed=0
+tests_failed=0
+
+pass() {
+	tests_passed=$((tests_passed + 1))
+	echo "PASS: $*"
+}
+
+fail() {
+	tests_failed=$((tests_failed + 1))
+	echo "FAIL: $*"
+}
+
+info() {
+	echo "INFO: $*"
+}
+
+# Indented excerpt of a file, for failure details.
+excerpt() { # file [max lines]
+	local max=${2:-40}
+	[ -s "$1" ] || return 0
+	sed -n "1,${max}p" "$1" | sed 's/^/    | /'
+	local n
+	n=$(wc -l < "$1")
+	if [ "$n" -gt "$max" ]; then
+		echo "    | ... ($((n - max)) more lines in $1)"
+	fi
+}
+
+# The closing line: "N passed, M failed" alone, then the exit status.
+summary() {
+	echo "$tests_passed passed, $tests_failed failed"
+	[ "$tests_failed" -eq 0 ]
+}
+
+# Tool names for one LLVM major version.
+set_toolchain() { # major
+	local v=$1
+	CC_BIN=clang-$v
+	PROFDATA=llvm-profdata-$v
+	READELF=llvm-readelf-$v
+	NM=llvm-nm-$v
+	OBJCOPY=llvm-objcopy-$v
+	TOOLCHAIN=clang-$v
+	COMPILER_RT_PROFILE=$("$CC_BIN" -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a
+}
+
+# The candidate runtime archive for the current toolchain.
+candidate_lib() {
+	if [ "$KPGO_LIB" = compiler-rt ]; then
+		echo "$COMPILER_RT_PROFILE"
+	else
+		echo "$KPGO_LIB"
+	fi
+}
+
+# Links objects against compiler-rt the way users do: the driver adds the
+# profile runtime because -fprofile-generate is on the link line.
+link_compiler_rt() { # output objects-and-link-flags...
+	local out=$1
+	shift
+	"$CC_BIN" -fprofile-generate -o "$out" "$@"
+}
+
+# Links objects against the candidate runtime: no -fprofile-generate on the
+# link line (so the driver adds no compiler-rt), the archive instead, and its
+# registration symbol pulled in like the driver does for compiler-rt.
+link_candidate() { # output objects-and-link-flags...
+	local out=$1
+	shift
+	"$CC_BIN" -o "$out" "$@" "$(candidate_lib)" -Wl,-u,__llvm_profile_runtime -lpthread -ldl -lm
+}
+
+# The build id of an ELF file, as lowercase hex, from its GNU build-id note.
+elf_build_id() { # elf
+	"$READELF" -n "$1" | awk '/Build ID:/ { print tolower($3); exit }'
+}
+
+# The binary ids a raw profile carries, one per line, lowercase hex.
+profile_binary_ids() { # profraw
+	"$PROFDATA" show --binary-ids "$1" | awk 'f && NF { print tolower($1) } /^Binary IDs:/ { f = 1 }'
+}
+
+# The program's instrumented functions as seen by llvm-profdata; used to
+# check that every recorded indirect-call target is one of them.
+defined_functions() { # elf
+	"$NM" --defined-only "$1" | awk '$2 ~ /^[tTW]$/ { print $3 }' | sort -u
+}
