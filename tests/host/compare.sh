@@ -283,12 +283,18 @@ check_default_file_name() { # program dir
 	ref=$(find "$dir/default-compiler-rt" -name '*.profraw' | head -n1)
 	info "$TOOLCHAIN/$prog: compiler-rt without LLVM_PROFILE_FILE wrote ${ref:+$(basename "$ref")}"
 	ls -A "$dir/default-kpgo" > "$dir/default-kpgo.ls"
-	if [ "$(cat "$dir/default-kpgo.ls")" = default.profraw ] && [ -n "$ref" ] &&
-		cmp -s "$ref" "$dir/default-kpgo/default.profraw"; then
-		pass "$TOOLCHAIN/$prog: without LLVM_PROFILE_FILE the profile goes to default.profraw, bytes as compiler-rt's"
+	if [ "$(cat "$dir/default-kpgo.ls")" = default.profraw ]; then
+		pass "$TOOLCHAIN/$prog: without LLVM_PROFILE_FILE the profile goes to default.profraw"
 	else
-		fail "$TOOLCHAIN/$prog: without LLVM_PROFILE_FILE the profile goes to default.profraw, bytes as compiler-rt's; files written:"
+		fail "$TOOLCHAIN/$prog: without LLVM_PROFILE_FILE the profile goes to default.profraw; files written:"
 		excerpt "$dir/default-kpgo.ls"
+		return
+	fi
+	if [ -n "$ref" ] && python3 "$HOST_TESTS_DIR/profraw_diff.py" "$ref" "$dir/default-kpgo/default.profraw" > "$dir/default.bytes.diff"; then
+		pass "$TOOLCHAIN/$prog: default.profraw has the bytes of compiler-rt's $(basename "$ref")"
+	else
+		fail "$TOOLCHAIN/$prog: default.profraw has the bytes of compiler-rt's ${ref:+$(basename "$ref")}"
+		excerpt "$dir/default.bytes.diff"
 	fi
 }
 
