@@ -251,9 +251,15 @@ fn header_addresses_are_deltas_from_the_data() {
         parsed.header[10],
         (fake.counters.as_ptr() as u64).wrapping_sub(data)
     );
+    let bitmap = if fake.bitmap.is_empty() {
+        0
+    } else {
+        fake.bitmap.as_ptr() as u64
+    };
     assert_eq!(
         parsed.header[11],
-        (fake.bitmap.as_ptr() as u64).wrapping_sub(data)
+        bitmap.wrapping_sub(data),
+        "an empty bitmap is at 0"
     );
     assert_eq!(parsed.header[12], fake.names.as_ptr() as u64);
     assert_eq!(parsed.header[9], 13, "names size");

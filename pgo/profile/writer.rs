@@ -74,7 +74,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
     } else {
         0
     };
-    let data_start = sections.data.start() as u64;
+    let data_start = file_address(&sections.data);
 
     let mut ids = Measure::new();
     write_binary_ids(object, &mut ids)?;
@@ -85,9 +85,9 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
         counters_size: counters_size as u64,
         num_bitmap_bytes: bitmap_size as u64,
         names_size: sections.names.len() as u64,
-        counters_delta: (sections.counters.start() as u64).wrapping_sub(data_start),
-        bitmap_delta: (sections.bitmap.start() as u64).wrapping_sub(data_start),
-        names_delta: sections.names.start() as u64,
+        counters_delta: file_address(&sections.counters).wrapping_sub(data_start),
+        bitmap_delta: file_address(&sections.bitmap).wrapping_sub(data_start),
+        names_delta: file_address(&sections.names),
     };
     let (words, used) = header(&version, &fields);
     for word in &words[..used] {
@@ -115,6 +115,17 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
         write_value_blob(&object.record(&version, i), &version, sink)?;
     }
     Ok(())
+}
+
+/// The address the header gives for a section: an empty one is at 0, as
+/// compiler-rt's undefined weak start symbols are, so that both runtimes
+/// write the same bytes.
+fn file_address(range: &SectionRange) -> u64 {
+    if range.is_empty() {
+        0
+    } else {
+        range.start() as u64
+    }
 }
 
 /// The first `len` bytes of a section that is never written after load.
