@@ -338,6 +338,7 @@ compare_program() { # program
 
 run_compare_tests() {
 	local v prog programs
+	snapshot_candidate
 	programs=${HOST_TEST_PROGRAMS:-$(all_programs)}
 	for v in $HOST_TEST_TOOLCHAINS; do
 		set_toolchain "$v"

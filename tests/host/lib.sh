@@ -69,12 +69,25 @@ set_toolchain() { # major
 	COMPILER_RT_PROFILE=$("$CC_BIN" -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a
 }
 
+# All links of one run use one copy of the candidate, taken when the run
+# starts: the archive may be rebuilt (or half-written) while tests run.
+snapshot_candidate() {
+	if [ "$KPGO_LIB" = compiler-rt ] || [ -n "${KPGO_LIB_SNAPSHOT:-}" ] || [ ! -f "$KPGO_LIB" ]; then
+		return 0 # (a missing archive is reported per toolchain)
+	fi
+	mkdir -p "$OUT_ROOT"
+	cp "$KPGO_LIB" "$OUT_ROOT/candidate-runtime.tmp"
+	mv "$OUT_ROOT/candidate-runtime.tmp" "$OUT_ROOT/candidate-runtime.a"
+	KPGO_LIB_SNAPSHOT=$OUT_ROOT/candidate-runtime.a
+	info "candidate runtime: copy of $KPGO_LIB, sha256 $(sha256sum "$KPGO_LIB_SNAPSHOT" | cut -c1-16)"
+}
+
 # The candidate runtime archive for the current toolchain.
 candidate_lib() {
 	if [ "$KPGO_LIB" = compiler-rt ]; then
 		echo "$COMPILER_RT_PROFILE"
 	else
-		echo "$KPGO_LIB"
+		echo "${KPGO_LIB_SNAPSHOT:-$KPGO_LIB}"
 	fi
 }
 

@@ -120,6 +120,7 @@ threads_for_toolchain() {
 
 run_thread_tests() {
 	local v
+	snapshot_candidate
 	for v in $HOST_TEST_TOOLCHAINS; do
 		set_toolchain "$v"
 		if [ "$KPGO_LIB" != compiler-rt ] && [ ! -f "$(candidate_lib)" ]; then
