@@ -8,9 +8,9 @@
 //! The writer, reset and value profiling take nothing else, so there is one
 //! code path for every kind of object.
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use super::format::{FormatError, ProfileVersion};
+use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::{NodePool, ValueNode};
 
 /// A half-open address range `[start, end)` of one section in memory.
@@ -126,8 +126,15 @@ pub struct Stats {
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
+    /// The raw version the hooks use, checked on first use.
+    hook_version: AtomicU32,
     pub(crate) pool: NodePool,
 }
+
+/// `hook_version` before the first check.
+const UNCHECKED: u32 = 0;
+/// `hook_version` of a refused version word.
+const REFUSED: u32 = u32::MAX;
 
 // SAFETY: the addresses are shared read-only; the memory behind them is
 // only touched through atomics (counters, bitmap, value nodes and list
@@ -156,6 +163,7 @@ impl ProfiledObject {
             pool: NodePool::new(sections.vnodes),
             sections,
             version_word,
+            hook_version: AtomicU32::new(UNCHECKED),
         }
     }
 
@@ -173,12 +181,36 @@ impl ProfiledObject {
         ProfileVersion::from_word(unsafe { self.version_word.read_volatile() })
     }
 
+    /// The raw version number for the hooks (0 if refused): validated on
+    /// first use, then one load. The compiler's word never changes.
+    #[inline(always)]
+    pub(crate) fn hook_raw_version(&self) -> u32 {
+        let cached = self.hook_version.load(Ordering::Relaxed);
+        if cached != UNCHECKED {
+            return cached;
+        }
+        let checked = self.version().map_or(REFUSED, |v| v.layout().version);
+        self.hook_version.store(checked, Ordering::Relaxed);
+        checked
+    }
+
     /// Whether `addr` is a data record of this object, given its version.
     pub fn owns_record(&self, version: &ProfileVersion, addr: usize) -> bool {
+        self.owns_record_in(version.layout(), addr)
+    }
+
+    #[inline(always)]
+    pub(crate) fn owns_record_in(&self, layout: &Layout, addr: usize) -> bool {
         let data = &self.sections.data;
-        data.contains(addr)
-            && (addr - data.start() as usize) % version.layout().record_size == 0
-            && addr + version.layout().record_size <= data.start() as usize + data.len()
+        let offset = addr.wrapping_sub(data.start() as usize);
+        let size = layout.record_size;
+        // The hooks ask this on every call: constant divisors, no `div`.
+        let aligned = match size {
+            64 => offset % 64 == 0,
+            48 => offset % 48 == 0,
+            _ => offset % size == 0,
+        };
+        offset < data.len() && data.len() - offset >= size && aligned
     }
 
     /// Number of whole data records.
@@ -191,7 +223,7 @@ impl ProfiledObject {
         debug_assert!(i < self.num_records(version));
         DataRecord {
             addr: self.sections.data.start() as usize + i * version.layout().record_size,
-            version: *version,
+            layout: version.layout(),
         }
     }
 
@@ -261,14 +293,14 @@ unsafe fn fill_live(range: &SectionRange, byte: u8) {
 #[derive(Clone, Copy)]
 pub(crate) struct DataRecord {
     addr: usize,
-    version: ProfileVersion,
+    layout: &'static Layout,
 }
 
 impl DataRecord {
     /// A view of the record at `addr`, which [`ProfiledObject::owns_record`]
     /// accepted for an object whose contract holds.
-    pub(crate) fn at(addr: usize, version: ProfileVersion) -> Self {
-        Self { addr, version }
+    pub(crate) fn at(addr: usize, layout: &'static Layout) -> Self {
+        Self { addr, layout }
     }
 
     fn read_u16(&self, offset: usize) -> u16 {
@@ -279,12 +311,12 @@ impl DataRecord {
 
     /// Number of value sites of kind `kind`.
     pub(crate) fn value_sites(&self, kind: usize) -> usize {
-        self.read_u16(self.version.layout().num_value_sites_offset + 2 * kind) as usize
+        self.read_u16(self.layout.num_value_sites_offset + 2 * kind) as usize
     }
 
     /// Number of value sites of all kinds.
     pub(crate) fn total_value_sites(&self) -> usize {
-        (0..self.version.layout().value_kinds)
+        (0..self.layout.value_kinds)
             .map(|kind| self.value_sites(kind))
             .sum()
     }
@@ -292,10 +324,7 @@ impl DataRecord {
     /// The array of list heads, one per value site of all kinds, or null.
     pub(crate) fn site_heads(&self) -> *const ValueNodeLink {
         // SAFETY: as in `read_u16`; `Values` is a pointer-sized field.
-        unsafe {
-            ((self.addr + self.version.layout().values_offset) as *const *const ValueNodeLink)
-                .read()
-        }
+        unsafe { ((self.addr + self.layout.values_offset) as *const *const ValueNodeLink).read() }
     }
 
     /// The list head of value site `site` (counted across kinds).

@@ -14,18 +14,27 @@
 //! (by compare-and-swap) and a node never leaves its site, so concurrent
 //! walkers, reset and the writer need no lock either.
 //!
-//! What the counts promise under contention: below the per-site limit every
-//! call is counted exactly once (the count is an atomic add, and two CPUs
-//! appending the same new value meet at the tail, where the loser counts on
-//! the winner's node). A call is lost only when the pool is exhausted
-//! (counted in `dropped`) or, once a site is full, when the eviction step
-//! races with another CPU. No value is ever counted more often than it was
-//! seen, and no value that was not seen is ever recorded.
+//! What the counts promise under contention, the same as compiler-rt's
+//! runtime and as the compiler's own counters: a count is incremented by a
+//! plain (atomic, relaxed) load and store, not a locked read-modify-write,
+//! because the hooks sit on every indirect call and memop of the kernel and
+//! a locked add costs them about a third more (see `make bench`). So:
+//! - no value is ever recorded that was not seen, and no value is listed
+//!   twice at one site (CPUs appending at the same time meet at the tail);
+//! - below the per-site limit every value seen is listed, unless the pool
+//!   is exhausted (each such value is counted in `dropped`);
+//! - a count never exceeds the calls that saw its value, except that an
+//!   increment racing with `reset` may land just after it;
+//! - increments of one value by CPUs at the same instant may be lost
+//!   (single-threaded, counts are exact);
+//! - once a site is full, the eviction step can lose a call when it races.
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use super::format::{memop_size_bucket, DEFAULT_VALUES_PER_SITE, MAX_VALUES_PER_SITE};
+use super::format::{
+    memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, LAYOUT_V8, MAX_VALUES_PER_SITE,
+};
 use super::sections::{DataRecord, ProfiledObject, SectionRange};
 
 /// One recorded value: `ValueProfNode` of compiler-rt, in the compiler's
@@ -156,21 +165,29 @@ impl ProfiledObject {
     /// `__llvm_profile_instrument_target`: records `value` at value site
     /// `site` of the data record at `record`. Calls for records this object
     /// does not own, or for sites the record does not have, are ignored.
-    #[inline]
+    #[inline(always)]
     pub fn record_target(&self, record: usize, site: u32, value: u64) {
-        let Ok(version) = self.version() else {
-            return;
-        };
-        if !self.owns_record(&version, record) {
+        // One copy of the path per layout, so that offsets and the record
+        // size are constants on the hooks' path.
+        match self.hook_raw_version() {
+            10 => self.record_in(&LAYOUT_V10, record, site, value),
+            8 => self.record_in(&LAYOUT_V8, record, site, value),
+            _ => {}
+        }
+    }
+
+    #[inline(always)]
+    fn record_in(&self, layout: &'static Layout, record: usize, site: u32, value: u64) {
+        if !self.owns_record_in(layout, record) {
             return;
         }
-        if let Some(head) = DataRecord::at(record, version).site_head(site as usize) {
+        if let Some(head) = DataRecord::at(record, layout).site_head(site as usize) {
             self.record_at(head, value);
         }
     }
 
     /// `__llvm_profile_instrument_memop`: records the size bucket of `size`.
-    #[inline]
+    #[inline(always)]
     pub fn record_memop(&self, record: usize, site: u32, size: u64) {
         self.record_target(record, site, memop_size_bucket(size));
     }
@@ -180,7 +197,6 @@ impl ProfiledObject {
         let limit = self.values_per_site() as usize;
         let mut link = head;
         let mut listed = 0;
-        let mut least: Option<&ValueNode> = None;
         let mut fresh: Option<&ValueNode> = None;
         loop {
             // Walk to the tail, counting `value` if it is already listed.
@@ -188,17 +204,16 @@ impl ProfiledObject {
                 if node.value() == value {
                     // If another CPU listed `value` first, a node we took
                     // stays unlinked: one pool node is lost, no count is.
-                    node.count.fetch_add(1, Ordering::Relaxed);
+                    node.count.store(node.count() + 1, Ordering::Relaxed);
                     return;
-                }
-                if least.is_none_or(|l| node.count() < l.count()) {
-                    least = Some(node);
                 }
                 listed += 1;
                 link = &node.next;
             }
             if listed >= limit {
-                if let Some(victim) = least {
+                // A full site is the rare case: look for the victim only
+                // now rather than on every walk.
+                if let Some(victim) = least_frequent(head) {
                     evict(victim, value);
                 }
                 return;
@@ -221,6 +236,19 @@ impl ProfiledObject {
             // Another CPU appended first; continue the walk from its node.
         }
     }
+}
+
+/// The first node with the smallest count, as compiler-rt picks it.
+fn least_frequent(head: &ValueNodeLink) -> Option<&ValueNode> {
+    let mut least: Option<&ValueNode> = None;
+    let mut node = head.load();
+    while let Some(current) = node {
+        if least.is_none_or(|l| current.count() < l.count()) {
+            least = Some(current);
+        }
+        node = current.next();
+    }
+    least
 }
 
 /// The full-site policy of compiler-rt: the least frequent value loses one
