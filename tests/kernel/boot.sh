@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Smoke test: the PGO-instrumented kernel (make kernel) has its profile
+# sections, boots under QEMU to the guest script, debugfs mounts there,
+# and the console shows no BUG, oops or warning.
+#
+# Usage: tests/kernel/boot.sh [qemu-run options, e.g. --smp 2]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tree=${KPGO_TREE:-$root/build/linux}
+out=$root/build/qemu/boot
+
+passed=0
+failed=0
+check() {
+	local what=$1
+	shift
+	if "$@" >/dev/null 2>&1; then
+		echo "ok: $what"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: $what"
+		failed=$((failed + 1))
+	fi
+}
+
+check "kernel built with CONFIG_PGO_CLANG=y" grep -qx CONFIG_PGO_CLANG=y "$tree/.config"
+check "vmlinux has a __llvm_prf_data section" \
+	bash -c "/usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux' | grep -q ' __llvm_prf_data '"
+
+status=0
+"$root/scripts/qemu-run" --out "$out" "$@" "$here/boot.guest.sh" || status=$?
+check "guest completed and its script passed (status $status)" test "$status" -eq 0
+check "guest reached the script" grep -q '^KPGO-GUEST-START' "$out/console.log"
+check "debugfs mounted at /sys/kernel/debug" test -s "$out/results/debugfs-mount"
+check "no BUG, oops or WARNING on the console" \
+	bash -c "! grep -E 'BUG:|Oops|WARNING:|Kernel panic' '$out/console.log'"
+
+echo "boot: $passed passed, $failed failed"
+((failed == 0))
