@@ -95,7 +95,9 @@ MUTANT_TARGET=double expect target-double \
 	threads.sh "" fail \
 	"kpgo 1 thread: call_through_table: no indirect value counted more often" \
 	"kpgo 1 thread: call_through_table: indirect value counts exact" \
-	"kpgo 8 threads: call_pair: no indirect value counted more often"
+	"kpgo 1 thread: call_pair: no indirect value counted more often"
+# (Not expected with 8 threads: the mutant counts through compiler-rt's
+# non-atomic updates, whose losses can hide its extra counts.)
 
 MUTANT_TARGET=invent expect target-invent "$SELF_OUT/target.ld" threads.sh "" fail \
 	"kpgo 1 thread: call_through_table: every recorded target is a function of the program" \
