@@ -33,7 +33,11 @@ KPGO_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
 KPGO_BINDGEN=$KPGO_CACHE/tools/bin/bindgen
 
 # make arguments that select the toolchain.
+# ARCH=x86_64 rather than the default x86: then "make tinyconfig" starts
+# from 64-bit defaults (with x86, allnoconfig picks 32-bit ones, such as
+# FRAME_WARN=1024, that stay after the fragment sets 64BIT).
 kpgo_make_args=(
+	ARCH=x86_64
 	LLVM=1
 	"RUSTC=$KPGO_RUSTC"
 	"HOSTRUSTC=$KPGO_RUSTC"
@@ -58,4 +62,19 @@ kpgo_sync_project() {
 		-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
 		-f '+ /Kconfig' -f '+ /Kbuild' -f '+ /pgo/***' -f '- *' \
 		"$KPGO_ROOT/" "$dest/"
+}
+
+# Serializes the commands that write into the tree: two makes in one
+# in-tree build corrupt each other's outputs (seen: a bindgen .d file
+# deleted under the other build).  The lock is held until the calling
+# script, or the make it execs, exits; nested calls inherit it.
+kpgo_lock_tree() {
+	[[ ${KPGO_TREE_LOCKED:-} == "$KPGO_TREE" ]] && return
+	mkdir -p "$KPGO_TREE/.kpgo"
+	exec 9>"$KPGO_TREE/.kpgo/lock"
+	if ! flock -n 9; then
+		kpgo_log "waiting for another build in $KPGO_TREE"
+		flock 9
+	fi
+	export KPGO_TREE_LOCKED=$KPGO_TREE
 }
