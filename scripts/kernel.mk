@@ -10,7 +10,8 @@
 #   make kernel-nopgo   build/linux-nopgo: the same without PGO_CLANG, to
 #                       compare (a separate tree: kbuild cannot build a
 #                       second configuration O= from a tree built in place).
-#   make kernel-boot    tests/kernel/boot.sh: boots build/linux in QEMU.
+#   make kernel-check   the QEMU tests of tests/kernel/ on build/linux:
+#                       boot.sh (smoke), module.sh (instrumented module).
 #   make kernel-figures both builds from scratch, measured, written to
 #                       build/figures-kernel.txt (about 15 minutes).
 #
@@ -23,7 +24,7 @@ KPGO_KERNEL_TREE_NOPGO := $(KPGO_REPO)/build/linux-nopgo
 KPGO_KERNEL_CONFIG_INPUTS := $(KPGO_REPO)/scripts/kpgo.config \
 	$(KPGO_REPO)/scripts/configure-kernel $(KPGO_REPO)/patches/series
 
-.PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-boot \
+.PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-check \
 	kernel-figures
 
 # Preparing is idempotent and quick when nothing changed: always run it.
@@ -44,8 +45,10 @@ kernel: $(KPGO_KERNEL_TREE)/.config | kernel-prepare
 kernel-nopgo: $(KPGO_KERNEL_TREE_NOPGO)/.config | kernel-prepare-nopgo
 	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
 
-kernel-boot: kernel
-	$(KPGO_REPO)/tests/kernel/boot.sh
+KPGO_KERNEL_TESTS := boot module
+kernel-check: kernel
+	@set -e; for t in $(KPGO_KERNEL_TESTS); do \
+		echo "== tests/kernel/$$t.sh"; $(KPGO_REPO)/tests/kernel/$$t.sh; done
 
 kernel-figures:
 	$(KPGO_REPO)/scripts/kernel-figures
