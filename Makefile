@@ -25,7 +25,8 @@ $(HOST_LIB): $(shell find $(REPO)/host/src $(REPO)/pgo/profile -name '*.rs') $(R
 	$(CARGO) build --quiet --release --manifest-path $(REPO)/host/Cargo.toml \
 		--target-dir $(BUILD)/host/target
 	mkdir -p $(dir $@)
-	cp $(BUILD)/host/target/release/libkpgo.a $@
+	# Replace atomically: tests may be linking against the old archive.
+	cp $(BUILD)/host/target/release/libkpgo.a $@.tmp && mv $@.tmp $@
 
 # Unit and property tests of the core.
 host-unit:

@@ -49,14 +49,17 @@ kpgo_make_args=(
 kpgo_log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 kpgo_die() { kpgo_log "error: $*"; exit 1; }
 
-# Copies this project into the kernel tree as kernel/pgo/.  rsync keeps
-# the mtimes, so unchanged files do not rebuild; the build outputs that
-# kbuild leaves next to the sources are protected from --delete, so that
-# only sources removed from the project disappear.
+# Copies this project into the kernel tree as kernel/pgo/.  Files are
+# compared by content and a changed one is written with the current time
+# (no -t): keeping the source's mtime could make it older than an object
+# built from a previous version, which make would then not rebuild.
+# Unchanged files are not touched.  The build outputs that kbuild leaves
+# next to the sources are protected from --delete, so that only sources
+# removed from the project disappear.
 kpgo_sync_project() {
 	local dest=$KPGO_TREE/kernel/pgo
 	mkdir -p "$dest"
-	rsync -a --delete \
+	rsync -rlpc --delete \
 		-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
 		-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
 		-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \

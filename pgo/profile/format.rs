@@ -169,6 +169,15 @@ impl ProfileVersion {
         }
     }
 
+    /// Number of whole counters in `bytes` bytes of counters.
+    pub fn num_counters(&self, bytes: usize) -> usize {
+        if self.word & variant::BYTE_COVERAGE != 0 {
+            bytes
+        } else {
+            bytes / 8
+        }
+    }
+
     /// The value every counter byte takes on reset: coverage mode marks
     /// "not covered" with `0xff`.
     pub fn counter_reset_byte(&self) -> u8 {

@@ -208,14 +208,18 @@ impl ProfiledObject {
         let aligned = match size {
             64 => offset % 64 == 0,
             48 => offset % 48 == 0,
-            _ => offset % size == 0,
+            // `checked_rem`: no division-by-zero panic path in the kernel.
+            _ => offset.checked_rem(size) == Some(0),
         };
         offset < data.len() && data.len() - offset >= size && aligned
     }
 
     /// Number of whole data records.
     pub(crate) fn num_records(&self, version: &ProfileVersion) -> usize {
-        self.sections.data.len() / version.layout().record_size
+        // `checked_div`: no division-by-zero panic path in the kernel.
+        (self.sections.data.len())
+            .checked_div(version.layout().record_size)
+            .unwrap_or(0)
     }
 
     /// The `i`-th data record; `i` must be below [`Self::num_records`].
@@ -256,7 +260,7 @@ impl ProfiledObject {
         };
         if let Ok(version) = self.version() {
             stats.functions = self.num_records(&version);
-            stats.counters = self.sections.counters.len() / version.counter_size();
+            stats.counters = version.num_counters(self.sections.counters.len());
             for i in 0..stats.functions {
                 stats.value_sites += self.record(&version, i).total_value_sites();
             }

@@ -67,7 +67,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
     let layout = version.layout();
     let sections = object.sections();
     let num_data = object.num_records(&version);
-    let num_counters = sections.counters.len() / version.counter_size();
+    let num_counters = version.num_counters(sections.counters.len());
     let counters_size = num_counters * version.counter_size();
     let bitmap_size = if layout.has_bitmap {
         sections.bitmap.len()

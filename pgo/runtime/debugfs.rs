@@ -45,11 +45,11 @@ fn create_file(
     mode: u16,
     dir: *mut bindings::dentry,
     data: *mut c_void,
-    fops: &'static bindings::file_operations,
+    fops: &'static FileOps,
 ) -> Result {
     // SAFETY: `name` is NUL-terminated, `dir` a debugfs directory, `fops`
     // static; `data` is static (vmlinux's descriptor) or null.
-    check(unsafe { bindings::debugfs_create_file(name.as_char_ptr(), mode, dir, data, fops) })
+    check(unsafe { bindings::debugfs_create_file(name.as_char_ptr(), mode, dir, data, &fops.0) })
 }
 
 /// debugfs returns error pointers, never null.
@@ -61,34 +61,43 @@ fn check(dentry: *mut bindings::dentry) -> Result {
     Ok(())
 }
 
+/// A `file_operations` table that can be a `static`.
+#[repr(transparent)]
+struct FileOps(bindings::file_operations);
+
+// SAFETY: the tables are never written after compilation; their only
+// pointer (`owner`) is null for built-in code.
+unsafe impl Sync for FileOps {}
+
 /// All-zero `file_operations`: every callback `None`, no owner (builtin).
 const NO_FOPS: bindings::file_operations =
     // SAFETY: `file_operations` is plain data whose fields are all valid
     // when zero (null owner, `None` callbacks, no flags).
     unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
 
-static PROFRAW_FOPS: bindings::file_operations = bindings::file_operations {
+static PROFRAW_FOPS: FileOps = FileOps(bindings::file_operations {
     open: Some(profraw_open),
     read: Some(snapshot_read),
     write: Some(profraw_write),
     llseek: Some(bindings::default_llseek),
     release: Some(snapshot_release),
     ..NO_FOPS
-};
+});
 
-static STATS_FOPS: bindings::file_operations = bindings::file_operations {
+static STATS_FOPS: FileOps = FileOps(bindings::file_operations {
     open: Some(stats_open),
     read: Some(snapshot_read),
     llseek: Some(bindings::default_llseek),
     release: Some(snapshot_release),
     ..NO_FOPS
-};
+});
 
-static RESET_FOPS: bindings::file_operations = bindings::file_operations {
+static RESET_FOPS: FileOps = FileOps(bindings::file_operations {
+    read: Some(empty_read),
     write: Some(reset_write),
     llseek: Some(bindings::noop_llseek),
     ..NO_FOPS
-};
+});
 
 /// Hands `snapshot` to the open file.
 ///
@@ -173,6 +182,16 @@ unsafe extern "C" fn snapshot_release(_inode: *mut bindings::inode, file: *mut b
     // SAFETY: `private_data` was set by `attach` from `KBox::into_raw` and
     // is released exactly once, here.
     drop(unsafe { KBox::from_raw((*file).private_data as *mut Snapshot) });
+    0
+}
+
+/// `reset` reads as empty, so that copying the directory copies no command.
+unsafe extern "C" fn empty_read(
+    _file: *mut bindings::file,
+    _buf: *mut c_char,
+    _count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
     0
 }
 

@@ -14,7 +14,7 @@ use super::objects::owner_of;
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.
 #[no_mangle]
-pub extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
+extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
     if let Some(object) = owner_of(data as usize) {
         object.record_target(data as usize, index, value);
     }
@@ -22,7 +22,7 @@ pub extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void
 
 /// Records the size bucket of `size` at memop site `index` of `data`.
 #[no_mangle]
-pub extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
+extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
     if let Some(object) = owner_of(data as usize) {
         object.record_memop(data as usize, index, size);
     }

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the guest (busybox sh), started by tests/kernel/vmlinux.sh.
+# Takes the profiles the host checks; the checks themselves run on the host
+# with llvm-profdata-19.
+set -e
+pgo=/sys/kernel/debug/pgo
+r=$KPGO_RESULTS
+calls=$(sed -n "s/.*kpgo_getpid_calls=\([0-9]*\).*/\1/p" /proc/cmdline)
+calls=${calls:-5000}
+
+ls -ln $pgo >$r/ls
+cat $pgo/stats >$r/stats.boot
+cat $pgo/vmlinux.profraw >$r/boot.profraw
+/kpgo/getpid_loop "$calls"
+cat $pgo/vmlinux.profraw >$r/after-getpid.profraw
+cat $pgo/stats >$r/stats.after-getpid
+
+# One open file, read byte by byte, then again in bulk after a seek.
+/kpgo/snapshot_reads $pgo/vmlinux.profraw $r/bytewise.profraw $r/bulk.profraw
+
+# Reset, then the same workload: counts restart, the pool is reused.
+echo 1 >$pgo/reset
+cat $pgo/vmlinux.profraw >$r/after-reset.profraw
+/kpgo/getpid_loop "$calls"
+cat $pgo/stats >$r/stats.again
+
+# Garbage is refused and changes nothing.
+for word in 2 garbage "" vmlinuxx "1 1"; do
+	if printf '%s\n' "$word" >$pgo/reset 2>/dev/null; then
+		echo "accepted: '$word'" >>$r/reset-accepted
+	fi
+done
+cat $pgo/vmlinux.profraw >$r/after-garbage.profraw
+cat $pgo/reset >$r/reset-read
+# Time to read the whole profile in the guest (/proc/uptime: 10 ms steps).
+start=$(cut -d' ' -f1 /proc/uptime)
+cat $pgo/vmlinux.profraw >/dev/null
+end=$(cut -d' ' -f1 /proc/uptime)
+awk -v a="$start" -v b="$end" 'BEGIN { printf "%d\n", (b - a) * 1000 }' >$r/read-ms
+echo "vmlinux guest done"

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End to end on the instrumented kernel (make kernel): boots it under QEMU,
+# takes vmlinux.profraw around a known workload, reset and bad input, and
+# judges the profiles with llvm-profdata-19.
+#
+# Usage: tests/kernel/vmlinux.sh [qemu-run options, e.g. --smp 2]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tree=${KPGO_TREE:-$root/build/linux}
+out=$root/build/qemu/vmlinux
+guest_bin=$root/build/guest
+profdata=/usr/lib/llvm-19/bin/llvm-profdata
+calls=5000
+
+passed=0
+failed=0
+check() {
+	local what=$1
+	shift
+	if "$@" >/dev/null 2>&1; then
+		echo "ok: $what"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: $what"
+		failed=$((failed + 1))
+	fi
+}
+
+# Static guest programs, built here.
+mkdir -p "$guest_bin"
+for program in getpid_loop snapshot_reads; do
+	/usr/lib/llvm-19/bin/clang -static -O2 -Wall -Werror \
+		-o "$guest_bin/$program" "$here/guest/$program.c"
+done
+
+status=0
+"$root/scripts/qemu-run" --out "$out" --timeout 300 \
+	--file "$guest_bin/getpid_loop" --file "$guest_bin/snapshot_reads" \
+	--append "kpgo_getpid_calls=$calls" "$@" "$here/vmlinux.guest.sh" || status=$?
+r=$out/results
+check "guest completed and its script passed (status $status)" test "$status" -eq 0
+
+# The entry count of FUNCTION in PROFILE (the first counter: the kernel
+# is built with entry counters first), or nothing.
+entry_count() {
+	"$profdata" show --counts --function="$2" "$1" 2>/dev/null |
+		awk -v f="$2" '$1 == f ":" { want = 1 } want && /Block counts:/ {
+			gsub(/[][,]/, " "); print $3; exit }'
+}
+in_range() { (($1 >= $2 && $1 < $3)); }
+
+for f in boot after-getpid after-reset after-garbage bytewise; do
+	check "$f.profraw is read by llvm-profdata show" "$profdata" show "$r/$f.profraw"
+done
+check "llvm-profdata merge accepts the profiles" \
+	"$profdata" merge -o "$out/vmlinux.profdata" "$r/boot.profraw" "$r/after-getpid.profraw"
+check "entry counts come first (entry_first = 1)" \
+	bash -c "'$profdata' show '$r/boot.profraw' | grep -q 'entry_first = 1'"
+check "start_kernel ran once" test "$(entry_count "$r/boot.profraw" start_kernel)" = 1
+
+getpid_boot=$(entry_count "$r/boot.profraw" __x64_sys_getpid)
+getpid_after=$(entry_count "$r/after-getpid.profraw" __x64_sys_getpid)
+echo "getpid handler: ${getpid_boot:-?} at boot, ${getpid_after:-?} after $calls calls"
+check "getpid handler count rose by $calls to $calls + 100" \
+	in_range "$((${getpid_after:-0} - ${getpid_boot:-0}))" "$calls" "$((calls + 100))"
+getpid_reset=$(entry_count "$r/after-reset.profraw" __x64_sys_getpid)
+check "after reset the getpid handler count is back near 0 (${getpid_reset:-?})" \
+	in_range "${getpid_reset:--1}" 0 10
+getpid_garbage=$(entry_count "$r/after-garbage.profraw" __x64_sys_getpid)
+check "garbage written to reset changed nothing (${getpid_garbage:-?} >= $calls)" \
+	test "${getpid_garbage:-0}" -ge "$calls"
+check "every garbage reset command was refused" test ! -e "$r/reset-accepted"
+check "reset reads as empty" test -e "$r/reset-read" -a ! -s "$r/reset-read"
+
+check "one open file gives the same bytes read 1 byte at a time and in bulk" \
+	cmp "$r/bytewise.profraw" "$r/bulk.profraw"
+check "the snapshot is a whole profile" test "$(stat -c %s "$r/bytewise.profraw")" -gt 100000
+
+# Indirect-call targets: resolved to names, and those are kernel functions.
+"$profdata" show --all-functions --ic-targets "$r/after-getpid.profraw" |
+	sed -n 's/^[[:space:]]*\[ *[0-9]*, \([^,]*\), .*/\1/p' | sort -u >"$out/ic-targets"
+/usr/lib/llvm-19/bin/llvm-nm --defined-only "$tree/vmlinux" |
+	awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$out/functions"
+sed 's/^.*;//' "$out/ic-targets" | grep -v '^[0-9]*$' | sort -u >"$out/ic-names" || true
+echo "indirect-call targets: $(wc -l <"$out/ic-targets") distinct, $(wc -l <"$out/ic-names") named"
+check "at least 100 indirect-call targets resolve to names" test "$(wc -l <"$out/ic-names")" -ge 100
+check "every named target is a function of vmlinux" \
+	test -z "$(comm -23 "$out/ic-names" "$out/functions")"
+
+# The node pool is reused after a reset, not leaked.
+nodes() { sed -n 's/.* nodes=\([0-9]*\)\/.*/\1/p' "$r/$1"; }
+echo "value nodes: $(nodes stats.after-getpid) before reset, $(nodes stats.again) after reset + same workload"
+check "reset reuses the node pool (growth <= 64 nodes)" \
+	test "$(($(nodes stats.again) - $(nodes stats.after-getpid)))" -le 64
+check "files are root-only: profraw and reset 0600, stats 0400" \
+	bash -c "grep -q '^-rw------- .* vmlinux.profraw' '$r/ls' && grep -q '^-rw------- .* reset' '$r/ls' && grep -q '^-r-------- .* stats' '$r/ls'"
+check "no BUG, oops, WARNING or lockdep report on the console" \
+	bash -c "! grep -E 'BUG:|Oops|WARNING:|Kernel panic|possible recursive locking|sleeping function called' '$out/console.log'"
+echo "profile: $(stat -c %s "$r/boot.profraw") bytes; read in the guest in $(cat "$r/read-ms" 2>/dev/null || echo '?') ms"
+
+echo "vmlinux: $passed passed, $failed failed"
+((failed == 0))
