@@ -2,11 +2,13 @@
 
 //! The debugfs interface: `/sys/kernel/debug/pgo/`.
 //!
-//! - `vmlinux.profraw` (0600): the raw profile, snapshotted at `open()`;
-//!   writing anything to it resets that object.
-//! - `reset` (0600): `1` or `all` resets every object, `vmlinux` only the
-//!   kernel image; anything else is `-EINVAL` and changes nothing. Reading
-//!   it gives 0 bytes, so a recursive copy of the directory works.
+//! - `vmlinux.profraw`, `<module>.profraw` (0600): the raw profile,
+//!   snapshotted at `open()` (a module's kept profiles first); writing
+//!   anything to it resets that object.
+//! - `reset` (0600): `1` or `all` resets every object, `vmlinux` or a
+//!   module name only that one; anything else is `-EINVAL` and changes
+//!   nothing. Reading it gives 0 bytes, so a recursive copy of the
+//!   directory works.
 //! - `stats` (0400): one line per object.
 //!
 //! The files carry kernel addresses, hence root only.
@@ -14,6 +16,7 @@
 use core::ffi::c_void;
 use core::fmt::Write;
 use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use kernel::bindings;
 use kernel::c_str;
@@ -21,23 +24,41 @@ use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
-use super::objects::vmlinux;
+use super::registry::{lock, Entry};
 use super::snapshot::Snapshot;
-use crate::profile::sections::ProfiledObject;
 
-/// Longest command `reset` accepts (a module name has at most 56 bytes).
+/// Longest command `reset` accepts (a module name has at most 55 bytes).
 const MAX_COMMAND: usize = 64;
 
-/// Creates the directory and its files.
+/// The `pgo` directory.
+static DIR: AtomicPtr<bindings::dentry> = AtomicPtr::new(ptr::null_mut());
+
+/// Creates the directory and its `reset` and `stats` files.
 pub(crate) fn create() -> Result {
     // SAFETY: a valid NUL-terminated name; a null parent is debugfs's root.
     let dir = unsafe { bindings::debugfs_create_dir(c_str!("pgo").as_char_ptr(), ptr::null_mut()) };
     check(dir)?;
-    let vmlinux_data = vmlinux() as *const ProfiledObject as *mut c_void;
-    create_file(c_str!("vmlinux.profraw"), 0o600, dir, vmlinux_data, &PROFRAW_FOPS)?;
+    DIR.store(dir, Ordering::Release);
     create_file(c_str!("reset"), 0o600, dir, ptr::null_mut(), &RESET_FOPS)?;
     create_file(c_str!("stats"), 0o400, dir, ptr::null_mut(), &STATS_FOPS)?;
     Ok(())
+}
+
+/// Creates `<name>.profraw` for `entry`.
+///
+/// # Safety
+///
+/// `entry` is never freed.
+pub(crate) unsafe fn create_profile_file(entry: *const Entry) -> Result {
+    const SUFFIX: &[u8] = b".profraw\0";
+    // SAFETY: the caller keeps `entry` alive for good.
+    let name = unsafe { (*entry).name() };
+    let mut file_name = [0u8; 64 + SUFFIX.len()];
+    file_name[..name.len()].copy_from_slice(name);
+    file_name[name.len()..name.len() + SUFFIX.len()].copy_from_slice(SUFFIX);
+    let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
+    let dir = DIR.load(Ordering::Acquire);
+    create_file(file_name, 0o600, dir, entry as *mut c_void, &PROFRAW_FOPS)
 }
 
 fn create_file(
@@ -48,7 +69,7 @@ fn create_file(
     fops: &'static FileOps,
 ) -> Result {
     // SAFETY: `name` is NUL-terminated, `dir` a debugfs directory, `fops`
-    // static; `data` is static (vmlinux's descriptor) or null.
+    // static; `data` is a never-freed registry entry or null.
     check(unsafe { bindings::debugfs_create_file(name.as_char_ptr(), mode, dir, data, &fops.0) })
 }
 
@@ -115,20 +136,22 @@ unsafe fn attach(file: *mut bindings::file, snapshot: Result<Snapshot>) -> c_int
     0
 }
 
-/// The object a profraw file was created for.
+/// The registry entry a profraw file was created for.
 ///
 /// # Safety
 ///
-/// `inode` is the inode of a profraw file created by [`create_file`].
-unsafe fn object_of(inode: *mut bindings::inode) -> &'static ProfiledObject {
-    // SAFETY: profraw files are created with a `&'static ProfiledObject`
-    // as their private data.
-    unsafe { &*((*inode).i_private as *const ProfiledObject) }
+/// `inode` is the inode of a profraw file created by
+/// [`create_profile_file`].
+unsafe fn entry_of(inode: *mut bindings::inode) -> *mut Entry {
+    // SAFETY: profraw files carry their never-freed entry as private data.
+    unsafe { (*inode).i_private as *mut Entry }
 }
 
 unsafe extern "C" fn profraw_open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: called by the VFS on a profraw file being opened.
-    unsafe { attach(file, Snapshot::profile(object_of(inode))) }
+    let _registry = lock();
+    // SAFETY: called by the VFS on a profraw file being opened; the entry
+    // is only used under the registry lock.
+    unsafe { attach(file, (*entry_of(inode)).snapshot()) }
 }
 
 unsafe extern "C" fn stats_open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
@@ -138,24 +161,13 @@ unsafe extern "C" fn stats_open(_inode: *mut bindings::inode, file: *mut binding
 
 /// One line per object.
 fn stats_report() -> Result<Snapshot> {
-    let mut text = Text(KVec::new());
-    write_stats_line(&mut text, "vmlinux", "live", vmlinux()).map_err(|_| ENOMEM)?;
-    let mut bytes = VVec::new();
-    bytes.extend_from_slice(&text.0, GFP_KERNEL)?;
-    Ok(Snapshot::from_bytes(bytes))
-}
-
-fn write_stats_line(out: &mut Text, name: &str, state: &str, object: &ProfiledObject) -> core::fmt::Result {
-    let s = object.stats();
-    writeln!(
-        out,
-        "{name} {state} functions={} counters={} value_sites={} nodes={}/{} dropped={}",
-        s.functions, s.counters, s.value_sites, s.nodes_used, s.nodes_capacity, s.values_dropped
-    )
+    let mut text = Text(VVec::new());
+    lock().write_stats(&mut text).map_err(|_| ENOMEM)?;
+    Ok(Snapshot::from_bytes(text.0))
 }
 
 /// A growable text buffer for `write!`.
-struct Text(KVec<u8>);
+struct Text(VVec<u8>);
 
 impl Write for Text {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
@@ -206,20 +218,16 @@ fn read_command(buf: *const c_char, count: usize, storage: &mut [u8; MAX_COMMAND
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
-/// Resets `object`, mapping a refused version to `-EINVAL`.
-fn reset(object: &ProfiledObject) -> Result {
-    object.reset().map_err(|_| EINVAL)
-}
-
 unsafe extern "C" fn profraw_write(
     file: *mut bindings::file,
     _buf: *const c_char,
     count: usize,
     _pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: the file is an open profraw file.
-    let object = unsafe { object_of((*file).f_inode) };
-    match reset(object) {
+    let _registry = lock();
+    // SAFETY: the file is an open profraw file; its entry is only used
+    // under the registry lock.
+    match unsafe { (*entry_of((*file).f_inode)).reset() } {
         Ok(()) => count as isize,
         Err(error) => error.to_errno() as isize,
     }
@@ -232,10 +240,7 @@ unsafe extern "C" fn reset_write(
     _pos: *mut bindings::loff_t,
 ) -> isize {
     let mut storage = [0u8; MAX_COMMAND];
-    let result = read_command(buf, count, &mut storage).and_then(|command| match command {
-        b"1" | b"all" | b"vmlinux" => reset(vmlinux()),
-        _ => Err(EINVAL),
-    });
+    let result = read_command(buf, count, &mut storage).and_then(|command| lock().reset(command));
     match result {
         Ok(()) => count as isize,
         Err(error) => error.to_errno() as isize,

@@ -5,6 +5,8 @@
 //! - `objects`: vmlinux's descriptor and the lock-free lookup of the object
 //!   that owns a data record, for the hooks.
 //! - `hooks`: the functions the compiler's instrumentation calls.
+//! - `registry`: vmlinux and every module ever loaded, by name; the module
+//!   notifier; kept profiles of unloaded modules.
 //! - `snapshot`: a profile serialized at `open()`, so that every read sees
 //!   the same bytes.
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
@@ -14,6 +16,7 @@ use kernel::prelude::*;
 mod debugfs;
 mod hooks;
 mod objects;
+mod registry;
 mod snapshot;
 
 /// Checks vmlinux's profile version and publishes the debugfs files. An
@@ -23,5 +26,6 @@ pub(crate) fn init() -> Result {
         pr_err!("{error}; no profile is exposed\n");
         return Ok(());
     }
-    debugfs::create()
+    debugfs::create()?;
+    registry::init()
 }

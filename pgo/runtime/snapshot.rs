@@ -21,23 +21,12 @@ pub(crate) struct Snapshot {
 const MAX_ATTEMPTS: usize = 8;
 
 impl Snapshot {
-    /// Raw profile of `object` as it is now.
-    pub(crate) fn profile(object: &ProfiledObject) -> Result<Self> {
-        for _ in 0..MAX_ATTEMPTS {
-            let size = profile_size(object).map_err(|_| EINVAL)?;
-            let mut bytes = VVec::from_elem(0u8, size, GFP_KERNEL)?;
-            match serialize(object, &mut bytes) {
-                Ok(written) => {
-                    // SAFETY: `written <= size`, and those bytes are
-                    // initialised: shrinking only.
-                    unsafe { bytes.set_len(written) };
-                    return Ok(Self { bytes });
-                }
-                Err(WriteError::Overflow) => continue,
-                Err(WriteError::Format(_)) => return Err(EINVAL),
-            }
-        }
-        Err(EAGAIN)
+    /// `prefix` (kept profiles) followed by the raw profile of `object` as
+    /// it is now.
+    pub(crate) fn profile(object: &ProfiledObject, prefix: VVec<u8>) -> Result<Self> {
+        Ok(Self {
+            bytes: serialize_after(object, prefix)?,
+        })
     }
 
     /// A snapshot of prepared bytes (reports, kept profiles).
@@ -49,4 +38,29 @@ impl Snapshot {
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+}
+
+/// The raw profile of `object` as it is now.
+pub(crate) fn serialize_profile(object: &ProfiledObject) -> Result<VVec<u8>> {
+    serialize_after(object, VVec::new())
+}
+
+/// Appends the raw profile of `object` to `bytes`.
+fn serialize_after(object: &ProfiledObject, mut bytes: VVec<u8>) -> Result<VVec<u8>> {
+    let start = bytes.len();
+    for _ in 0..MAX_ATTEMPTS {
+        let size = profile_size(object).map_err(|_| EINVAL)?;
+        bytes.extend_with(size, 0, GFP_KERNEL)?;
+        match serialize(object, &mut bytes[start..]) {
+            Ok(written) => {
+                // SAFETY: shrinking to initialised bytes only.
+                unsafe { bytes.set_len(start + written) };
+                return Ok(bytes);
+            }
+            // SAFETY: shrinking back to the prefix, which is initialised.
+            Err(WriteError::Overflow) => unsafe { bytes.set_len(start) },
+            Err(WriteError::Format(_)) => return Err(EINVAL),
+        }
+    }
+    Err(EAGAIN)
 }
