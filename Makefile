@@ -3,7 +3,7 @@
 # kpgo: the user's entry point (like an out-of-tree module's Makefile).
 # The kernel build itself reads Kbuild and Kconfig.
 #
-#   make               the whole loop on the embedded default kernel
+#   make               build, boot and profile the embedded default kernel
 #   make check         every test (host, kernel build, QEMU end to end)
 #   make host-runtime  build/host/libkpgo.a, the core as a host runtime
 #   make kernel        the instrumented kernel in build/linux
@@ -15,7 +15,13 @@ BUILD := $(REPO)/build
 CARGO ?= cargo
 
 .PHONY: all check host-runtime host-unit host-lint
-all: check
+# The main job: instrumented kernel, QEMU workload, merged profile, report.
+all:
+	$(REPO)/scripts/profile-kernel
+
+# Every test suite; the last line is "check: N passed, M failed".
+check:
+	$(REPO)/scripts/check
 
 # The core compiled on the host, as a static library that replaces
 # compiler-rt's profile runtime.
@@ -41,5 +47,3 @@ host-lint:
 
 -include $(REPO)/tests/host/host-tests.mk
 -include $(REPO)/scripts/kernel.mk
-
-check: host-lint host-unit host-runtime

@@ -45,7 +45,7 @@ kernel: $(KPGO_KERNEL_TREE)/.config | kernel-prepare
 kernel-nopgo: $(KPGO_KERNEL_TREE_NOPGO)/.config | kernel-prepare-nopgo
 	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
 
-KPGO_KERNEL_TESTS := boot module
+KPGO_KERNEL_TESTS := boot vmlinux modules
 kernel-check: kernel
 	@set -e; for t in $(KPGO_KERNEL_TESTS); do \
 		echo "== tests/kernel/$$t.sh"; $(KPGO_REPO)/tests/kernel/$$t.sh; done

@@ -5,7 +5,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::AtomicU64;
 
-use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 use crate::profile::writer::{profile_size, serialize, WriteError};
 
 // Every section symbol must be defined, since Rust may assume a static's
@@ -34,18 +34,9 @@ core::arch::global_asm!(
     ".popsection",
 );
 
+crate::linked_image!(fn program_sections, fn version_word);
+
 extern "C" {
-    static mut __start___llvm_prf_data: u8;
-    static mut __stop___llvm_prf_data: u8;
-    static mut __start___llvm_prf_cnts: u8;
-    static mut __stop___llvm_prf_cnts: u8;
-    static mut __start___llvm_prf_bits: u8;
-    static mut __stop___llvm_prf_bits: u8;
-    static mut __start___llvm_prf_names: u8;
-    static mut __stop___llvm_prf_names: u8;
-    static mut __start___llvm_prf_vnds: u8;
-    static mut __stop___llvm_prf_vnds: u8;
-    static __llvm_profile_raw_version: u64;
     static __ehdr_start: ElfHeader;
     fn atexit(callback: extern "C" fn()) -> i32;
 }
@@ -60,40 +51,13 @@ const EXTRA_VALUE_NODES: usize = 1024;
 static EXTRA_NODES: [AtomicU64; 3 * EXTRA_VALUE_NODES] =
     [const { AtomicU64::new(0) }; 3 * EXTRA_VALUE_NODES];
 
-/// The program's sections; `notes` are the build-id areas.
-const fn program_sections(notes: [SectionRange; MAX_NOTE_RANGES]) -> Sections {
-    Sections {
-        data: SectionRange::new(
-            &raw mut __start___llvm_prf_data,
-            &raw mut __stop___llvm_prf_data,
-        ),
-        counters: SectionRange::new(
-            &raw mut __start___llvm_prf_cnts,
-            &raw mut __stop___llvm_prf_cnts,
-        ),
-        bitmap: SectionRange::new(
-            &raw mut __start___llvm_prf_bits,
-            &raw mut __stop___llvm_prf_bits,
-        ),
-        names: SectionRange::new(
-            &raw mut __start___llvm_prf_names,
-            &raw mut __stop___llvm_prf_names,
-        ),
-        vnodes: SectionRange::new(
-            &raw mut __start___llvm_prf_vnds,
-            &raw mut __stop___llvm_prf_vnds,
-        ),
-        notes,
-    }
-}
-
 // SAFETY: the ranges are the linker's bounds of the compiler-emitted
 // sections of this very program (or null for absent ones), mapped for the
 // life of the process; the version word is the compiler's.
 static PROGRAM: ProfiledObject = unsafe {
     ProfiledObject::new(
         program_sections([SectionRange::EMPTY; MAX_NOTE_RANGES]),
-        &raw const __llvm_profile_raw_version,
+        version_word(),
     )
 };
 
@@ -158,7 +122,7 @@ extern "C" fn dump_at_exit() {
     // A program that is not instrumented at all (the weak fallback word
     // is 0) has nothing to write and nothing to complain about.
     // SAFETY: the version word is always defined (see its fallback).
-    if unsafe { (&raw const __llvm_profile_raw_version).read_volatile() } != 0 {
+    if unsafe { version_word().read_volatile() } != 0 {
         __llvm_profile_write_file();
     }
 }
@@ -167,12 +131,7 @@ extern "C" fn dump_at_exit() {
 pub fn write_profile_file() -> Result<(), String> {
     // SAFETY: the same sections as `PROGRAM`, plus the build-id notes of
     // the program's loaded `PT_NOTE` segments.
-    let object = unsafe {
-        ProfiledObject::new(
-            program_sections(note_segments()),
-            &raw const __llvm_profile_raw_version,
-        )
-    };
+    let object = unsafe { ProfiledObject::new(program_sections(note_segments()), version_word()) };
     let bytes = snapshot(&object).map_err(|e| e.to_string())?;
     let path = profile_path();
     std::fs::write(&path, bytes).map_err(|e| format!("cannot write {path}: {e}"))

@@ -357,3 +357,49 @@ impl DataRecord {
 }
 
 pub(crate) use super::value::ValueNodeLink;
+
+/// Declares the linker's `__start_`/`__stop_` symbols of the
+/// `__llvm_prf_*` sections and `__llvm_profile_raw_version`, and defines
+/// `const fn $sections(notes) -> Sections` and `fn $version() -> *const u64`
+/// for the image being linked: vmlinux in the kernel, the program on the
+/// host. The linker defines every symbol (the kernel's linker script, or
+/// the host shell's empty sections), so none is ever null.
+#[macro_export]
+macro_rules! linked_image {
+    ($vis:vis fn $sections:ident, $vis2:vis fn $version:ident) => {
+        extern "C" {
+            static mut __start___llvm_prf_data: u8;
+            static mut __stop___llvm_prf_data: u8;
+            static mut __start___llvm_prf_cnts: u8;
+            static mut __stop___llvm_prf_cnts: u8;
+            static mut __start___llvm_prf_bits: u8;
+            static mut __stop___llvm_prf_bits: u8;
+            static mut __start___llvm_prf_names: u8;
+            static mut __stop___llvm_prf_names: u8;
+            static mut __start___llvm_prf_vnds: u8;
+            static mut __stop___llvm_prf_vnds: u8;
+            static __llvm_profile_raw_version: u64;
+        }
+
+        /// The image's `__llvm_prf_*` sections; `notes` are its build-id
+        /// note areas.
+        $vis const fn $sections(
+            notes: [$crate::profile::sections::SectionRange; $crate::profile::sections::MAX_NOTE_RANGES],
+        ) -> $crate::profile::sections::Sections {
+            use $crate::profile::sections::{SectionRange, Sections};
+            Sections {
+                data: SectionRange::new(&raw mut __start___llvm_prf_data, &raw mut __stop___llvm_prf_data),
+                counters: SectionRange::new(&raw mut __start___llvm_prf_cnts, &raw mut __stop___llvm_prf_cnts),
+                bitmap: SectionRange::new(&raw mut __start___llvm_prf_bits, &raw mut __stop___llvm_prf_bits),
+                names: SectionRange::new(&raw mut __start___llvm_prf_names, &raw mut __stop___llvm_prf_names),
+                vnodes: SectionRange::new(&raw mut __start___llvm_prf_vnds, &raw mut __stop___llvm_prf_vnds),
+                notes,
+            }
+        }
+
+        /// The address of the compiler's version word of the image.
+        $vis2 const fn $version() -> *const u64 {
+            &raw const __llvm_profile_raw_version
+        }
+    };
+}

@@ -8,22 +8,13 @@
 
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
+
+crate::linked_image!(fn vmlinux_sections, pub(crate) fn vmlinux_version_word);
 
 extern "C" {
-    static mut __start___llvm_prf_data: u8;
-    static mut __stop___llvm_prf_data: u8;
-    static mut __start___llvm_prf_cnts: u8;
-    static mut __stop___llvm_prf_cnts: u8;
-    static mut __start___llvm_prf_bits: u8;
-    static mut __stop___llvm_prf_bits: u8;
-    static mut __start___llvm_prf_names: u8;
-    static mut __stop___llvm_prf_names: u8;
-    static mut __start___llvm_prf_vnds: u8;
-    static mut __stop___llvm_prf_vnds: u8;
     static mut __start_notes: u8;
     static mut __stop_notes: u8;
-    static __llvm_profile_raw_version: u64;
 }
 
 const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
@@ -37,28 +28,12 @@ const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
 // `__stop_notes`; all are part of the kernel image, mapped for good. The
 // counters, bitmap, value nodes and site heads are written only by
 // instrumented code and by the core's atomics.
-static VMLINUX: ProfiledObject = unsafe {
-    ProfiledObject::new(
-        Sections {
-            data: SectionRange::new(&raw mut __start___llvm_prf_data, &raw mut __stop___llvm_prf_data),
-            counters: SectionRange::new(&raw mut __start___llvm_prf_cnts, &raw mut __stop___llvm_prf_cnts),
-            bitmap: SectionRange::new(&raw mut __start___llvm_prf_bits, &raw mut __stop___llvm_prf_bits),
-            names: SectionRange::new(&raw mut __start___llvm_prf_names, &raw mut __stop___llvm_prf_names),
-            vnodes: SectionRange::new(&raw mut __start___llvm_prf_vnds, &raw mut __stop___llvm_prf_vnds),
-            notes: vmlinux_notes(),
-        },
-        &raw const __llvm_profile_raw_version,
-    )
-};
+static VMLINUX: ProfiledObject =
+    unsafe { ProfiledObject::new(vmlinux_sections(vmlinux_notes()), vmlinux_version_word()) };
 
 /// The descriptor of the kernel image.
 pub(crate) fn vmlinux() -> &'static ProfiledObject {
     &VMLINUX
-}
-
-/// The address of vmlinux's version word, for modules without their own.
-pub(crate) fn vmlinux_version_word() -> *const u64 {
-    &raw const __llvm_profile_raw_version
 }
 
 /// Most modules profiled at the same time; a module beyond is not

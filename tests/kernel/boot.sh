@@ -12,19 +12,8 @@ root=$(cd "$here/../.." && pwd)
 tree=${KPGO_TREE:-$root/build/linux}
 out=$root/build/qemu/boot
 
-passed=0
-failed=0
-check() {
-	local what=$1
-	shift
-	if "$@" >/dev/null 2>&1; then
-		echo "ok: $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 
 check "kernel built with CONFIG_PGO_CLANG=y" grep -qx CONFIG_PGO_CLANG=y "$tree/.config"
 check "vmlinux has a __llvm_prf_data section" \
@@ -38,5 +27,4 @@ check "debugfs mounted at /sys/kernel/debug" test -s "$out/results/debugfs-mount
 check "no BUG, oops or WARNING on the console" \
 	bash -c "! grep -E 'BUG:|Oops|WARNING:|Kernel panic' '$out/console.log'"
 
-echo "boot: $passed passed, $failed failed"
-((failed == 0))
+summary boot

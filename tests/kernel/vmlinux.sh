@@ -15,19 +15,8 @@ guest_bin=$root/build/guest
 profdata=/usr/lib/llvm-19/bin/llvm-profdata
 calls=5000
 
-passed=0
-failed=0
-check() {
-	local what=$1
-	shift
-	if "$@" >/dev/null 2>&1; then
-		echo "ok: $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 
 # Static guest programs, built here.
 mkdir -p "$guest_bin"
@@ -101,5 +90,4 @@ check "no BUG, oops, WARNING or lockdep report on the console" \
 	bash -c "! grep -E 'BUG:|Oops|WARNING:|Kernel panic|possible recursive locking|sleeping function called' '$out/console.log'"
 echo "profile: $(stat -c %s "$r/boot.profraw") bytes; read in the guest in $(cat "$r/read-ms" 2>/dev/null || echo '?') ms"
 
-echo "vmlinux: $passed passed, $failed failed"
-((failed == 0))
+summary vmlinux

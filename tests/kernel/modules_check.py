@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Judges the test modules and the profiles modules.guest.sh took.
+
+Arguments: the results folder, the guest console log, the module build
+folder.
+"""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from profile_summary import summarize
+
+results = Path(sys.argv[1])
+console = Path(sys.argv[2]).read_text(errors="replace")
+modules = Path(sys.argv[3])
+passed = failed = 0
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok: {what}")
+    else:
+        failed += 1
+        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
+
+
+def profile(name):
+    try:
+        return summarize(results / name)
+    except Exception as error:  # llvm-profdata refused it
+        check(f"{name} is accepted by llvm-profdata", False, str(error))
+        return {}
+
+
+# The module link merges the per-function COMDAT sections: one section of
+# each kind, no section group left.
+for ko in sorted(modules.glob("*.ko")):
+    sections = subprocess.run(
+        ["/usr/lib/llvm-19/bin/llvm-readelf", "-S", "--wide", str(ko)],
+        check=True, capture_output=True, text=True).stdout
+    names = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)", sections, re.M)
+    for kind in ("data", "cnts", "names", "vals", "vnds"):
+        n = sum(1 for name, _ in names if name == f"__llvm_prf_{kind}")
+        check(f"{ko.name} has one __llvm_prf_{kind} section (has {n})", n == 1)
+    check(f"{ko.name} has no section group left",
+          not any(kind == "GROUP" for _, kind in names))
+
+# One run of pgo_test_a, as its source says.
+RUN = {
+    "pgo_test_a_leaf": 10,
+    "targets": {"pgo_test_a_six": 6, "pgo_test_a_three": 3, "pgo_test_a_one": 1},
+    "sizes": {3: 2, 8: 1, 64: 1, 65: 2},
+}
+
+
+def runs_of_a(name):
+    """How many runs the profile shows, if it is exactly k runs."""
+    functions = profile(name)
+    leaf = functions.get("pgo_test_a_leaf")
+    run = functions.get("pgo_test_a_run")
+    if not leaf or not run:
+        return None, "no pgo_test_a functions"
+    k = leaf.counts[0] // RUN["pgo_test_a_leaf"] if leaf.counts else 0
+    want_targets = {t: c * k for t, c in RUN["targets"].items()}
+    want_sizes = {s: c * k for s, c in RUN["sizes"].items()}
+    got_targets = {t: c for t, c in run.targets.items() if c}
+    got_sizes = {s: c for s, c in run.sizes.items() if c}
+    if k == 0:
+        want_targets, want_sizes = {}, {}
+    detail = f"leaf {leaf.counts}, targets {got_targets}, sizes {got_sizes}"
+    if (leaf.counts == [k * RUN["pgo_test_a_leaf"]] and got_targets == want_targets
+            and got_sizes == want_sizes):
+        return k, detail
+    return None, detail
+
+
+for name, k in [("a-init", 1), ("a-reset", 0), ("a-3", 3), ("a-3-after-b", 3),
+                ("a-3-after-reset-b", 3), ("a-open-across-rmmod", 3),
+                ("a-kept", 3), ("a-reload", 4)]:
+    got, detail = runs_of_a(f"{name}.profraw")
+    check(f"{name}: pgo_test_a's profile is exactly {k} run(s)", got == k, detail)
+
+stats_b = (results / "stats-b").read_text()
+b_line = next((l for l in stats_b.splitlines() if l.startswith("pgo_test_b ")), "")
+a_line = next((l for l in stats_b.splitlines() if l.startswith("pgo_test_a ")), "")
+v_line = next((l for l in stats_b.splitlines() if l.startswith("vmlinux ")), "")
+dropped = lambda line: int(re.search(r"dropped=(\d+)", line).group(1)) if "dropped=" in line else -1
+nodes = lambda line: re.search(r"nodes=(\d+)/(\d+)", line).groups() if "nodes=" in line else ("?", "?")
+print(f"stats: {b_line}\nstats: {a_line}\nstats: {v_line}")
+check("pgo_test_b exhausted its own pool: stats shows dropped values",
+      dropped(b_line) > 0 and nodes(b_line)[0] == nodes(b_line)[1], b_line)
+check("pgo_test_a and vmlinux dropped nothing meanwhile",
+      dropped(a_line) == 0 and dropped(v_line) == 0, f"{a_line} / {v_line}")
+
+b = profile("b.profraw").get("pgo_test_b_run")
+check("pgo_test_b's profile holds exactly the values its pool could take",
+      b is not None and len(b.sizes) == int(nodes(b_line)[1]), str(b))
+b_reset = profile("b-reset.profraw").get("pgo_test_b_run")
+check("reset by name zeroed pgo_test_b", b_reset is not None
+      and not any(b_reset.counts) and not any(b_reset.sizes.values()), str(b_reset))
+vmlinux = profile("vmlinux-after-reset-b.profraw")
+check("reset by name left vmlinux untouched (load_module counted)",
+      vmlinux.get("load_module") is not None and any(vmlinux["load_module"].counts))
+check("an unknown module name is refused", not (results / "unknown-module-accepted").exists())
+
+everything = profile("all.profraw")
+check("cat pgo/*.profraw merges into one profile with vmlinux and module functions",
+      "start_kernel" in everything and "pgo_test_a_leaf" in everything
+      and "pgo_test_b_run" in everything)
+
+unloaded = (results / "stats-unloaded").read_text()
+check("stats shows pgo_test_a kept after rmmod",
+      re.search(r"^pgo_test_a kept .*kept_profiles=1", unloaded, re.M) is not None, unloaded)
+reloaded = (results / "stats-reloaded").read_text()
+check("stats shows pgo_test_a live again with its kept profile",
+      re.search(r"^pgo_test_a live .*kept_profiles=1", reloaded, re.M) is not None, reloaded)
+a_raw = (results / "a-reload.profraw").read_bytes()
+check("after reload the file holds two concatenated raw profiles",
+      a_raw.count(bytes.fromhex("8172666f72706cff")) == 2)
+after_reset_all = results / "a-after-reset-all.profraw"
+check("reset all frees the kept profile of an unloaded module",
+      after_reset_all.exists() and after_reset_all.stat().st_size == 0)
+ls = (results / "ls-loaded").read_text()
+check("module profile files are root-only (0600)",
+      re.search(r"^-rw------- .* pgo_test_a\.profraw$", ls, re.M) is not None, ls)
+
+bad = [l for l in console.splitlines() if re.search(
+    r"BUG:|Oops|WARNING:|Kernel panic|possible recursive locking|"
+    r"sleeping function called|INFO: task .* blocked|circular locking", l)]
+check("no kernel warning under the 2-CPU stress", not bad, "; ".join(bad[:3]))
+print(f"modules: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
