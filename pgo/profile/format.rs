@@ -213,14 +213,15 @@ pub const VALUE_BLOB_HEADER_SIZE: usize = 8;
 /// themselves, 513 and above for 513, anything else for the previous power
 /// of two plus one.
 pub const fn memop_size_bucket(size: u64) -> u64 {
-    if size <= 8 {
-        size
-    } else if size >= 513 {
+    // Written as selects, not branches: the hooks see sizes in random
+    // order, and one body (no copy per branch) stays small.
+    let floor = 1u64 << (63 - (size | 1).leading_zeros());
+    let bucket = if size == floor { size } else { floor + 1 };
+    let bucket = if size <= 8 { size } else { bucket };
+    if size >= 513 {
         513
-    } else if size.is_power_of_two() {
-        size
     } else {
-        (1u64 << (63 - size.leading_zeros())) + 1
+        bucket
     }
 }
 
