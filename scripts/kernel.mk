@@ -21,11 +21,14 @@
 KPGO_REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 KPGO_KERNEL_TREE := $(KPGO_REPO)/build/linux
 KPGO_KERNEL_TREE_NOPGO := $(KPGO_REPO)/build/linux-nopgo
+KPGO_KERNEL_TREE_OPTIMIZED := $(KPGO_REPO)/build/linux-optimized
+# The profile that `make optimized` applies: by default the main job's.
+PROFILE ?= $(KPGO_REPO)/build/kernel.profdata
 KPGO_KERNEL_CONFIG_INPUTS := $(KPGO_REPO)/scripts/kpgo.config \
 	$(KPGO_REPO)/scripts/configure-kernel $(KPGO_REPO)/patches/series
 
 .PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-check \
-	kernel-figures
+	kernel-figures optimized baseline kernel-prepare-optimized
 
 # Preparing is idempotent and quick when nothing changed: always run it.
 kernel-prepare:
@@ -44,6 +47,18 @@ kernel: $(KPGO_KERNEL_TREE)/.config | kernel-prepare
 
 kernel-nopgo: $(KPGO_KERNEL_TREE_NOPGO)/.config | kernel-prepare-nopgo
 	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
+
+# The baseline: same tree and configuration, no instrumentation, no profile.
+baseline: kernel-nopgo
+
+# The optimized kernel: same configuration without PGO_CLANG, PROFILE applied
+# (build/linux-optimized/arch/x86/boot/bzImage).
+kernel-prepare-optimized:
+	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/prepare-kernel
+$(KPGO_KERNEL_TREE_OPTIMIZED)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare-optimized
+	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/configure-kernel --no-pgo
+optimized: $(KPGO_KERNEL_TREE_OPTIMIZED)/.config | kernel-prepare-optimized
+	$(KPGO_REPO)/scripts/build-optimized $(PROFILE)
 
 KPGO_KERNEL_TESTS := boot vmlinux modules
 kernel-check: kernel

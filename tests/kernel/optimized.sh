@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The optimized build path: a profile taken from the instrumented kernel
+# (by tests/kernel/vmlinux.sh, which must run first) is merged and applied
+# with `make optimized`; the matching instrumented build must give zero
+# out-of-date functions, and the optimized kernel must boot.
+#
+# Usage: tests/kernel/optimized.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tree=$root/build/linux-optimized
+profile=$root/build/check-profile.profdata
+out=$root/build/qemu/optimized
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+/usr/lib/llvm-19/bin/llvm-profdata merge -o "$profile" \
+	"$root/build/qemu/vmlinux/results/after-getpid.profraw"
+status=0
+make -s -C "$root" optimized PROFILE="$profile" || status=$?
+check "make optimized succeeded (status $status)" test "$status" -eq 0
+counts=$root/build/optimized-diagnostics.txt
+out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
+missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
+echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without data"
+check "zero out-of-date functions with the matching profile" test "${out_of_date:--1}" -eq 0
+check "the optimized kernel is not instrumented" \
+	bash -c "grep -q '^# CONFIG_PGO_CLANG is not set' '$tree/.config' &&
+		! /usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux' | grep -q __llvm_prf_data"
+check "the profile was applied (-fprofile-use in the build commands)" \
+	grep -q -- "-fprofile-use=" "$tree/kernel/.fork.o.cmd"
+status=0
+"$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --out "$out" \
+	"$here/boot.guest.sh" || status=$?
+check "the optimized kernel boots to the guest script (status $status)" test "$status" -eq 0
+summary optimized
