@@ -39,9 +39,11 @@ host-unit:
 	$(CARGO) test --quiet --manifest-path $(REPO)/host/Cargo.toml \
 		--target-dir $(BUILD)/host/target
 
-# rustfmt and clippy, warnings are errors.
+# rustfmt (the host crate, and the kernel crate from its root) and clippy,
+# warnings are errors.
 host-lint:
 	$(CARGO) fmt --manifest-path $(REPO)/host/Cargo.toml -- --check
+	rustfmt --edition 2021 --check $(REPO)/pgo/kpgo.rs
 	$(CARGO) clippy --quiet --manifest-path $(REPO)/host/Cargo.toml \
 		--target-dir $(BUILD)/host/target --all-targets -- -D warnings
 

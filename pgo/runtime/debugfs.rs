@@ -171,7 +171,9 @@ struct Text(VVec<u8>);
 
 impl Write for Text {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).map_err(|_| core::fmt::Error)
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| core::fmt::Error)
     }
 }
 
@@ -187,10 +189,21 @@ unsafe extern "C" fn snapshot_read(
     let bytes = snapshot.bytes();
     // SAFETY: `buf`/`count` are the user's buffer, `pos` the file position;
     // `bytes` is readable for its length.
-    unsafe { bindings::simple_read_from_buffer(buf.cast(), count, pos, bytes.as_ptr().cast(), bytes.len()) }
+    unsafe {
+        bindings::simple_read_from_buffer(
+            buf.cast(),
+            count,
+            pos,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+        )
+    }
 }
 
-unsafe extern "C" fn snapshot_release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+unsafe extern "C" fn snapshot_release(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
     // SAFETY: `private_data` was set by `attach` from `KBox::into_raw` and
     // is released exactly once, here.
     drop(unsafe { KBox::from_raw((*file).private_data as *mut Snapshot) });
@@ -209,11 +222,17 @@ unsafe extern "C" fn empty_read(
 
 /// Reads a short command from user space: at most [`MAX_COMMAND`] bytes,
 /// one trailing newline removed.
-fn read_command(buf: *const c_char, count: usize, storage: &mut [u8; MAX_COMMAND]) -> Result<&[u8]> {
+fn read_command(
+    buf: *const c_char,
+    count: usize,
+    storage: &mut [u8; MAX_COMMAND],
+) -> Result<&[u8]> {
     if count == 0 || count > MAX_COMMAND {
         return Err(EINVAL);
     }
-    UserSlice::new(buf as usize, count).reader().read_slice(&mut storage[..count])?;
+    UserSlice::new(buf as usize, count)
+        .reader()
+        .read_slice(&mut storage[..count])?;
     let command = &storage[..count];
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
@@ -246,4 +265,3 @@ unsafe extern "C" fn reset_write(
         Err(error) => error.to_errno() as isize,
     }
 }
-

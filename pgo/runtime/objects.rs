@@ -70,7 +70,9 @@ pub(crate) fn owner_of(record: usize) -> Option<&'static ProfiledObject> {
     }
     let used = SLOTS_USED.load(Ordering::Acquire).min(MODULE_SLOTS);
     for slot in &SLOTS[..used] {
-        if record >= slot.data_start.load(Ordering::Acquire) && record < slot.data_end.load(Ordering::Acquire) {
+        if record >= slot.data_start.load(Ordering::Acquire)
+            && record < slot.data_end.load(Ordering::Acquire)
+        {
             // SAFETY: a record inside a published module's data is passed
             // by that module's code, which runs only between `publish` (at
             // MODULE_STATE_COMING) and `withdraw` (at MODULE_STATE_GOING,
@@ -90,15 +92,21 @@ pub(crate) fn owner_of(record: usize) -> Option<&'static ProfiledObject> {
 ///
 /// `object` stays valid until [`withdraw`] of the returned slot returns.
 pub(crate) unsafe fn publish(object: &ProfiledObject) -> Option<usize> {
-    let index = SLOTS.iter().position(|slot| slot.object.load(Ordering::Relaxed).is_null())?;
+    let index = SLOTS
+        .iter()
+        .position(|slot| slot.object.load(Ordering::Relaxed).is_null())?;
     let slot = &SLOTS[index];
     let data = object.sections().data;
     // Descriptor first, range last: a hook that sees the range sees the
     // descriptor.
-    slot.object
-        .store(object as *const ProfiledObject as *mut ProfiledObject, Ordering::Release);
-    slot.data_end.store(data.start() as usize + data.len(), Ordering::Release);
-    slot.data_start.store(data.start() as usize, Ordering::Release);
+    slot.object.store(
+        object as *const ProfiledObject as *mut ProfiledObject,
+        Ordering::Release,
+    );
+    slot.data_end
+        .store(data.start() as usize + data.len(), Ordering::Release);
+    slot.data_start
+        .store(data.start() as usize, Ordering::Release);
     SLOTS_USED.fetch_max(index + 1, Ordering::Release);
     Some(index)
 }

@@ -21,8 +21,10 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use kernel::bindings;
+use kernel::error::to_result;
 use kernel::ffi::{c_int, c_ulong};
 use kernel::prelude::*;
+use kernel::sync::lock::{mutex::MutexBackend, Guard};
 use kernel::sync::Mutex;
 
 use super::debugfs;
@@ -119,7 +121,12 @@ impl Entry {
             write!(
                 out,
                 " functions={} counters={} value_sites={} nodes={}/{} dropped={}",
-                s.functions, s.counters, s.value_sites, s.nodes_used, s.nodes_capacity, s.values_dropped
+                s.functions,
+                s.counters,
+                s.value_sites,
+                s.nodes_used,
+                s.nodes_capacity,
+                s.values_dropped
             )?;
         }
         writeln!(
@@ -140,7 +147,10 @@ pub(crate) struct Registry {
 
 impl Registry {
     fn find(&mut self, name: &[u8]) -> Option<&mut Entry> {
-        self.entries.iter_mut().map(|e| &mut **e).find(|e| e.name() == name)
+        self.entries
+            .iter_mut()
+            .map(|e| &mut **e)
+            .find(|e| e.name() == name)
     }
 
     fn kept_bytes(&self) -> usize {
@@ -165,7 +175,10 @@ impl Registry {
 
     /// Registers vmlinux.
     fn add_vmlinux(&mut self) -> Result {
-        self.add(KBox::new(Entry::new(b"vmlinux", Live::Vmlinux), GFP_KERNEL)?)
+        self.add(KBox::new(
+            Entry::new(b"vmlinux", Live::Vmlinux),
+            GFP_KERNEL,
+        )?)
     }
 
     /// Takes `entry` for good and gives it its file.
@@ -286,7 +299,7 @@ fn version_word(pgo: &bindings::module_pgo_sections) -> *const u64 {
 static REGISTRY: AtomicPtr<Mutex<Registry>> = AtomicPtr::new(ptr::null_mut());
 
 /// Locks the registry. `init` must have succeeded.
-pub(crate) fn lock() -> kernel::sync::lock::Guard<'static, Registry, kernel::sync::lock::mutex::MutexBackend> {
+pub(crate) fn lock() -> Guard<'static, Registry, MutexBackend> {
     // SAFETY: set once by `init` before any file or notifier exists, and
     // never freed.
     unsafe { &*REGISTRY.load(Ordering::Acquire) }.lock()
@@ -299,13 +312,18 @@ struct Notifier(core::cell::UnsafeCell<bindings::notifier_block>);
 // SAFETY: only the notifier chain, under its own lock, writes the block.
 unsafe impl Sync for Notifier {}
 
-static MODULE_NOTIFIER: Notifier = Notifier(core::cell::UnsafeCell::new(bindings::notifier_block {
-    notifier_call: Some(module_event),
-    next: ptr::null_mut(),
-    priority: 0,
-}));
+static MODULE_NOTIFIER: Notifier =
+    Notifier(core::cell::UnsafeCell::new(bindings::notifier_block {
+        notifier_call: Some(module_event),
+        next: ptr::null_mut(),
+        priority: 0,
+    }));
 
-unsafe extern "C" fn module_event(_block: *mut bindings::notifier_block, action: c_ulong, data: *mut c_void) -> c_int {
+unsafe extern "C" fn module_event(
+    _block: *mut bindings::notifier_block,
+    action: c_ulong,
+    data: *mut c_void,
+) -> c_int {
     // SAFETY: module notifiers are called with the `struct module` being
     // loaded or unloaded, valid for the call.
     let module = unsafe { &*(data as *const bindings::module) };
@@ -313,7 +331,10 @@ unsafe extern "C" fn module_event(_block: *mut bindings::notifier_block, action:
     match action as bindings::module_state {
         bindings::module_state_MODULE_STATE_COMING => {
             if let Err(error) = registry.module_coming(module) {
-                pr_err!("module {}: not profiled ({error:?})\n", Name(module_name(module)));
+                pr_err!(
+                    "module {}: not profiled ({error:?})\n",
+                    Name(module_name(module))
+                );
             }
         }
         bindings::module_state_MODULE_STATE_GOING => registry.module_going(module),
@@ -325,7 +346,12 @@ unsafe extern "C" fn module_event(_block: *mut bindings::notifier_block, action:
 /// Creates the registry with vmlinux and starts following modules.
 pub(crate) fn init() -> Result {
     let registry: Pin<KBox<Mutex<Registry>>> = KBox::pin_init(
-        kernel::new_mutex!(Registry { entries: KVec::new() }, "kpgo_registry"),
+        kernel::new_mutex!(
+            Registry {
+                entries: KVec::new()
+            },
+            "kpgo_registry"
+        ),
         GFP_KERNEL,
     )?;
     // SAFETY: the mutex is never moved out of its box, which is never
@@ -336,5 +362,3 @@ pub(crate) fn init() -> Result {
     // SAFETY: the block is static; the chain is its only user.
     to_result(unsafe { bindings::register_module_notifier(MODULE_NOTIFIER.0.get()) })
 }
-
-use kernel::error::to_result;
