@@ -220,6 +220,14 @@ unsafe extern "C" fn empty_read(
     0
 }
 
+/// What a `write` handler returns: all `count` bytes taken, or the error.
+fn written(result: Result, count: usize) -> isize {
+    match result {
+        Ok(()) => count as isize,
+        Err(error) => error.to_errno() as isize,
+    }
+}
+
 /// Reads a short command from user space: at most [`MAX_COMMAND`] bytes,
 /// one trailing newline removed.
 fn read_command(
@@ -246,10 +254,7 @@ unsafe extern "C" fn profraw_write(
     let _registry = lock();
     // SAFETY: the file is an open profraw file; its entry is only used
     // under the registry lock.
-    match unsafe { (*entry_of((*file).f_inode)).reset() } {
-        Ok(()) => count as isize,
-        Err(error) => error.to_errno() as isize,
-    }
+    written(unsafe { (*entry_of((*file).f_inode)).reset() }, count)
 }
 
 unsafe extern "C" fn reset_write(
@@ -259,9 +264,8 @@ unsafe extern "C" fn reset_write(
     _pos: *mut bindings::loff_t,
 ) -> isize {
     let mut storage = [0u8; MAX_COMMAND];
-    let result = read_command(buf, count, &mut storage).and_then(|command| lock().reset(command));
-    match result {
-        Ok(()) => count as isize,
-        Err(error) => error.to_errno() as isize,
-    }
+    written(
+        read_command(buf, count, &mut storage).and_then(|command| lock().reset(command)),
+        count,
+    )
 }
