@@ -113,8 +113,12 @@ int main(int argc, char **argv)
 	if (devnull < 0 || pipe(ping) || pipe(pong))
 		return 1;
 	echo = fork();
-	if (echo == 0)
+	if (echo == 0) {
+		/* Only the parent writes pings: EOF ends the echo. */
+		close(ping[1]);
 		echo_pongs();
+	}
+	close(ping[0]);
 
 	run("getpid", op_getpid, seconds);
 	run("pipe_pingpong", op_pipe_pingpong, seconds);

@@ -21,7 +21,7 @@ source "$here/lib.sh"
 status=0
 make -s -C "$root" optimized PROFILE="$profile" || status=$?
 check "make optimized succeeded (status $status)" test "$status" -eq 0
-counts=$root/build/optimized-diagnostics.txt
+counts=$tree/pgo-profile-diagnostics.txt
 out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
 missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
 echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without data"
