@@ -414,6 +414,51 @@ fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
 }
 
 #[test]
+fn record_ownership_is_exactly_start_of_a_whole_record() {
+    // The hooks' one-compare test (exact division by rotation) against the
+    // plain definition, at every byte near the section, and at random
+    // addresses and offsets with high bits set (which rotation must not
+    // fold onto a record).
+    let mut rng = Rng::new(7);
+    for word in [V10, V8] {
+        let shapes = (0..5)
+            .map(|_| FunctionShape {
+                counters: 1,
+                bitmap_bytes: 0,
+                sites: [1, 0, 0],
+            })
+            .collect();
+        let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
+        let object = fake.object();
+        let version = fake.version;
+        let size = version.layout().record_size;
+        let base = fake.record_addr(0);
+        let len = 5 * size;
+        let expected = |addr: usize| {
+            let offset = addr.wrapping_sub(base);
+            offset < len && offset % size == 0
+        };
+        let mut addrs: Vec<usize> = (0..len + 6 * size).map(|i| base - 3 * size + i).collect();
+        for _ in 0..100_000 {
+            addrs.push(rng.next() as usize);
+            addrs.push(base.wrapping_add((rng.next() as usize) & !63));
+            addrs.push(
+                base.wrapping_add(size * (rng.below(8) as usize)) ^ (1 << (58 + rng.below(6))),
+            );
+        }
+        addrs.extend([0, usize::MAX, base.wrapping_neg()]);
+        for addr in addrs {
+            assert_eq!(
+                object.owns_record(&version, addr),
+                expected(addr),
+                "raw version {}: {addr:#x} (data at {base:#x})",
+                version.layout().version
+            );
+        }
+    }
+}
+
+#[test]
 fn reset_zeroes_counts_and_reuses_the_pool() {
     let shapes = vec![FunctionShape {
         counters: 3,

@@ -8,7 +8,7 @@
 //! The writer, reset and value profiling take nothing else, so there is one
 //! code path for every kind of object.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::{NodePool, ValueNode};
@@ -128,13 +128,17 @@ pub struct ProfiledObject {
     version_word: *const u64,
     /// The raw version the hooks use, checked on first use.
     hook_version: AtomicU32,
+    /// Whole data records of `hook_version`'s layout, stored before it.
+    hook_records: AtomicUsize,
     pub(crate) pool: NodePool,
 }
 
 /// `hook_version` before the first check.
-const UNCHECKED: u32 = 0;
+pub(crate) const UNCHECKED: u32 = 0;
 /// `hook_version` of a refused version word.
 const REFUSED: u32 = u32::MAX;
+/// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
+const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
 // SAFETY: the addresses are shared read-only; the memory behind them is
 // only touched through atomics (counters, bitmap, value nodes and list
@@ -164,6 +168,7 @@ impl ProfiledObject {
             sections,
             version_word,
             hook_version: AtomicU32::new(UNCHECKED),
+            hook_records: AtomicUsize::new(0),
         }
     }
 
@@ -181,37 +186,68 @@ impl ProfiledObject {
         ProfileVersion::from_word(unsafe { self.version_word.read_volatile() })
     }
 
-    /// The raw version number for the hooks (0 if refused): validated on
-    /// first use, then one load. The compiler's word never changes.
+    /// The raw version number for the hooks: [`UNCHECKED`] before the
+    /// first check, [`REFUSED`] (no records) if the word is refused.
     #[inline(always)]
-    pub(crate) fn hook_raw_version(&self) -> u32 {
-        let cached = self.hook_version.load(Ordering::Relaxed);
-        if cached != UNCHECKED {
-            return cached;
-        }
-        let checked = self.version().map_or(REFUSED, |v| v.layout().version);
-        self.hook_version.store(checked, Ordering::Relaxed);
-        checked
+    pub(crate) fn hook_version(&self) -> u32 {
+        self.hook_version.load(Ordering::Acquire)
+    }
+
+    /// The number of data records, once [`Self::hook_version`] is checked.
+    #[inline(always)]
+    pub(crate) fn hook_records(&self) -> usize {
+        self.hook_records.load(Ordering::Relaxed)
+    }
+
+    /// Validates the version word for the hooks, once: the compiler's word
+    /// never changes. Returns the new [`Self::hook_version`].
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn check_hook_version(&self) -> u32 {
+        let Ok(version) = self.version() else {
+            self.hook_version.store(REFUSED, Ordering::Release);
+            return REFUSED;
+        };
+        // Racing first calls store the same values; `Release` publishes
+        // the count with the version.
+        self.hook_records
+            .store(self.num_records(&version), Ordering::Relaxed);
+        self.hook_version
+            .store(version.layout().version, Ordering::Release);
+        version.layout().version
     }
 
     /// Whether `addr` is a data record of this object, given its version.
     pub fn owns_record(&self, version: &ProfileVersion, addr: usize) -> bool {
-        self.owns_record_in(version.layout(), addr)
+        self.record_index(version.layout(), self.num_records(version), addr)
+            .is_some()
     }
 
+    /// The index of the data record at `addr`, if `addr` is the start of
+    /// one of the first `records` records of this object.
     #[inline(always)]
-    pub(crate) fn owns_record_in(&self, layout: &Layout, addr: usize) -> bool {
-        let data = &self.sections.data;
-        let offset = addr.wrapping_sub(data.start() as usize);
-        let size = layout.record_size;
-        // The hooks ask this on every call: constant divisors, no `div`.
-        let aligned = match size {
-            64 => offset % 64 == 0,
-            48 => offset % 48 == 0,
-            // `checked_rem`: no division-by-zero panic path in the kernel.
-            _ => offset.checked_rem(size) == Some(0),
+    pub(crate) fn record_index(
+        &self,
+        layout: &Layout,
+        records: usize,
+        addr: usize,
+    ) -> Option<usize> {
+        let offset = addr.wrapping_sub(self.sections.data.start() as usize);
+        // The hooks ask this on every call, so it is one exact-division
+        // test (Granlund and Montgomery): rotating `offset * (size / 2^k)^-1`
+        // right by `k` gives `offset / size` when `size` divides `offset`,
+        // and a value above `usize::MAX / size`, so above any record count,
+        // when it does not.
+        let index = match layout.record_size {
+            64 => offset.rotate_right(6),
+            48 => offset.wrapping_mul(INVERSE_OF_3).rotate_right(4),
+            // `checked_*`: no division-by-zero panic path in the kernel.
+            size => match offset.checked_rem(size) {
+                Some(0) => offset.checked_div(size).unwrap_or(usize::MAX),
+                _ => usize::MAX,
+            },
         };
-        offset < data.len() && data.len() - offset >= size && aligned
+        (index < records).then_some(index)
     }
 
     /// Number of whole data records.

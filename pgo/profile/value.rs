@@ -35,7 +35,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use super::format::{
     memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, LAYOUT_V8, MAX_VALUES_PER_SITE,
 };
-use super::sections::{DataRecord, ProfiledObject, SectionRange};
+use super::sections::{DataRecord, ProfiledObject, SectionRange, UNCHECKED};
 
 /// One recorded value: `ValueProfNode` of compiler-rt, in the compiler's
 /// node pool.
@@ -167,18 +167,49 @@ impl ProfiledObject {
     /// does not own, or for sites the record does not have, are ignored.
     #[inline(always)]
     pub fn record_target(&self, record: usize, site: u32, value: u64) {
-        // One copy of the path per layout, so that offsets and the record
-        // size are constants on the hooks' path.
-        match self.hook_raw_version() {
-            10 => self.record_in(&LAYOUT_V10, record, site, value),
-            8 => self.record_in(&LAYOUT_V8, record, site, value),
-            _ => {}
+        let version = self.hook_version();
+        if !self.record_target_as(version, record, site, value) && version == UNCHECKED {
+            // Out of line, so that the hot path saves no registers.
+            self.record_target_first(record, site, value);
         }
     }
 
+    /// [`Self::record_target`] before the version word is checked.
+    #[cold]
+    #[inline(never)]
+    fn record_target_first(&self, record: usize, site: u32, value: u64) {
+        let version = self.check_hook_version();
+        self.record_target_as(version, record, site, value);
+    }
+
+    /// [`Self::record_target`] for a checked `version`; false if it has no
+    /// layout (unchecked or refused).
     #[inline(always)]
-    fn record_in(&self, layout: &'static Layout, record: usize, site: u32, value: u64) {
-        if !self.owns_record_in(layout, record) {
+    fn record_target_as(&self, version: u32, record: usize, site: u32, value: u64) -> bool {
+        // One copy of the path per layout, so that offsets and the record
+        // size are constants on the hooks' path; raw version 10 (the
+        // current compilers) is tested first.
+        let records = self.hook_records();
+        if version == LAYOUT_V10.version {
+            self.record_in(&LAYOUT_V10, records, record, site, value);
+        } else if version == LAYOUT_V8.version {
+            self.record_in(&LAYOUT_V8, records, record, site, value);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn record_in(
+        &self,
+        layout: &'static Layout,
+        records: usize,
+        record: usize,
+        site: u32,
+        value: u64,
+    ) {
+        if self.record_index(layout, records, record).is_none() {
             return;
         }
         if let Some(head) = DataRecord::at(record, layout).site_head(site as usize) {
@@ -193,7 +224,27 @@ impl ProfiledObject {
     }
 
     /// Counts `value` in the list starting at `head`.
+    #[inline(always)]
     fn record_at(&self, head: &ValueNodeLink, value: u64) {
+        // Nearly every call finds its value listed: that walk is all the
+        // hot path does. Listing and eviction are out of line.
+        let mut link = head;
+        while let Some(node) = link.load() {
+            if node.value() == value {
+                node.count.store(node.count() + 1, Ordering::Relaxed);
+                return;
+            }
+            link = &node.next;
+        }
+        self.add_value(head, value);
+    }
+
+    /// Lists `value` at the site of `head`, or evicts for it if the site is
+    /// full. Walks again from `head`: another CPU may have listed `value`
+    /// meanwhile.
+    #[cold]
+    #[inline(never)]
+    fn add_value(&self, head: &ValueNodeLink, value: u64) {
         let limit = self.values_per_site() as usize;
         let mut link = head;
         let mut listed = 0;
@@ -211,8 +262,6 @@ impl ProfiledObject {
                 link = &node.next;
             }
             if listed >= limit {
-                // A full site is the rare case: look for the victim only
-                // now rather than on every walk.
                 if let Some(victim) = least_frequent(head) {
                     evict(victim, value);
                 }
