@@ -17,4 +17,8 @@ extern uint8_t op_pattern[PATTERN_LEN];
 extern size_t size_pattern[PATTERN_LEN];
 void build_patterns(void);
 
+/* loops.c: the loops the driver times, exported by each shared object */
+uint64_t bench_indirect(unsigned long n);
+uint64_t bench_memcpy(unsigned long n);
+
 #endif

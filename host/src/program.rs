@@ -192,10 +192,9 @@ struct ProgramHeader {
 }
 
 const PT_NOTE: u32 = 4;
-const PT_PHDR: u32 = 6;
 
-/// The loaded `PT_NOTE` segments of the main program, found through its
-/// ELF header as compiler-rt does.
+/// The loaded `PT_NOTE` segments of the executable or shared object the
+/// runtime is linked into, found through its ELF header as compiler-rt does.
 fn note_segments() -> [SectionRange; MAX_NOTE_RANGES] {
     let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
     let header = &raw const __ehdr_start;
@@ -210,15 +209,17 @@ fn note_segments() -> [SectionRange; MAX_NOTE_RANGES] {
             (*header).program_headers as usize,
         )
     };
-    // The load bias of a position-independent executable.
-    let bias = phdrs.iter().find(|p| p.kind == PT_PHDR).map_or(0, |p| {
-        (phdrs.as_ptr() as usize).wrapping_sub(p.vaddr as usize)
-    });
     for (slot, p) in notes
         .iter_mut()
         .zip(phdrs.iter().filter(|p| p.kind == PT_NOTE))
     {
-        let start = bias.wrapping_add(p.vaddr as usize) as *mut u8;
+        // Notes are loaded with the ELF header, at their file offset from
+        // it, in an executable as in a shared object (which has no PT_PHDR
+        // to compute a load bias from).
+        let start = header
+            .cast::<u8>()
+            .wrapping_add(p.offset as usize)
+            .cast_mut();
         *slot = SectionRange::from_len(start, p.memory_size as usize);
     }
     notes

@@ -394,23 +394,26 @@ fn pool_exhaustion_is_counted_and_corrupts_nothing() {
 
 #[test]
 fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
-    let shapes = vec![FunctionShape {
-        counters: 1,
-        bitmap_bytes: 0,
-        sites: [1, 0, 0],
-    }];
-    let fake = FakeObject::new(V10, shapes, 1, 4, Vec::new());
-    let object = fake.object();
-    let base = fake.record_addr(0);
-    object.record_target(base + 8, 0, 1); // inside, misaligned
-    object.record_target(base + 64, 0, 1); // one past the end
-    object.record_target(base - 64, 0, 1); // before
-    object.record_target(0, 0, 1);
-    object.record_target(base, 1, 1); // site out of range
-    assert_eq!(object.stats().nodes_used, 0);
-    assert!(fake.nodes.iter().all(|&w| w == 0));
-    object.record_target(base, 0, 1);
-    assert_eq!(object.stats().nodes_used, 1);
+    for word in [V10, V8] {
+        let shapes = vec![FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [1, 0, 0],
+        }];
+        let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
+        let object = fake.object();
+        let base = fake.record_addr(0);
+        let size = fake.version.layout().record_size;
+        object.record_target(base + 8, 0, 1); // inside, misaligned
+        object.record_target(base + size, 0, 1); // one past the end
+        object.record_target(base - size, 0, 1); // before
+        object.record_target(0, 0, 1);
+        object.record_target(base, 1, 1); // site out of range
+        assert_eq!(object.stats().nodes_used, 0);
+        assert!(fake.nodes.iter().all(|&w| w == 0));
+        object.record_target(base, 0, 1);
+        assert_eq!(object.stats().nodes_used, 1);
+    }
 }
 
 #[test]

@@ -8,10 +8,20 @@
 //! The writer, reset and value profiling take nothing else, so there is one
 //! code path for every kind of object.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::{NodePool, ValueNode};
+
+/// The slot of `layout` in [`ProfiledObject::hook_records`].
+#[inline(always)]
+fn hook_slot(layout: &Layout) -> Option<usize> {
+    match layout.version {
+        10 => Some(0),
+        8 => Some(1),
+        _ => None,
+    }
+}
 
 /// A half-open address range `[start, end)` of one section in memory.
 ///
@@ -126,17 +136,16 @@ pub struct Stats {
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
-    /// The raw version the hooks use, checked on first use.
-    hook_version: AtomicU32,
-    /// Whole data records of `hook_version`'s layout, stored before it.
-    hook_records: AtomicUsize,
+    /// Whole data records for the hooks, per layout they know (raw
+    /// version 10, raw version 8): the version word's layout has its count
+    /// once checked, the other layouts 0. So a hook tests a record against
+    /// one count, and compares no version.
+    hook_records: [AtomicUsize; 2],
+    /// Whether the version word was checked for the hooks.
+    hook_checked: AtomicBool,
     pub(crate) pool: NodePool,
 }
 
-/// `hook_version` before the first check.
-pub(crate) const UNCHECKED: u32 = 0;
-/// `hook_version` of a refused version word.
-const REFUSED: u32 = u32::MAX;
 /// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
@@ -167,8 +176,8 @@ impl ProfiledObject {
             pool: NodePool::new(sections.vnodes),
             sections,
             version_word,
-            hook_version: AtomicU32::new(UNCHECKED),
-            hook_records: AtomicUsize::new(0),
+            hook_records: [const { AtomicUsize::new(0) }; 2],
+            hook_checked: AtomicBool::new(false),
         }
     }
 
@@ -186,35 +195,31 @@ impl ProfiledObject {
         ProfileVersion::from_word(unsafe { self.version_word.read_volatile() })
     }
 
-    /// The raw version number for the hooks: [`UNCHECKED`] before the
-    /// first check, [`REFUSED`] (no records) if the word is refused.
+    /// The number of data records of `layout` the hooks accept: 0 unless
+    /// it is the checked version word's layout.
     #[inline(always)]
-    pub(crate) fn hook_version(&self) -> u32 {
-        self.hook_version.load(Ordering::Acquire)
+    pub(crate) fn hook_records(&self, layout: &Layout) -> usize {
+        hook_slot(layout).map_or(0, |slot| self.hook_records[slot].load(Ordering::Relaxed))
     }
 
-    /// The number of data records, once [`Self::hook_version`] is checked.
+    /// Whether [`Self::check_hook_version`] ran.
     #[inline(always)]
-    pub(crate) fn hook_records(&self) -> usize {
-        self.hook_records.load(Ordering::Relaxed)
+    pub(crate) fn hook_checked(&self) -> bool {
+        self.hook_checked.load(Ordering::Acquire)
     }
 
     /// Validates the version word for the hooks, once: the compiler's word
-    /// never changes. Returns the new [`Self::hook_version`].
+    /// never changes. A refused word leaves every count at 0.
     #[cold]
     #[inline(never)]
-    pub(crate) fn check_hook_version(&self) -> u32 {
-        let Ok(version) = self.version() else {
-            self.hook_version.store(REFUSED, Ordering::Release);
-            return REFUSED;
-        };
-        // Racing first calls store the same values; `Release` publishes
-        // the count with the version.
-        self.hook_records
-            .store(self.num_records(&version), Ordering::Relaxed);
-        self.hook_version
-            .store(version.layout().version, Ordering::Release);
-        version.layout().version
+    pub(crate) fn check_hook_version(&self) {
+        if let Ok(version) = self.version() {
+            if let Some(slot) = hook_slot(version.layout()) {
+                // Racing first calls store the same count.
+                self.hook_records[slot].store(self.num_records(&version), Ordering::Relaxed);
+            }
+        }
+        self.hook_checked.store(true, Ordering::Release);
     }
 
     /// Whether `addr` is a data record of this object, given its version.

@@ -35,7 +35,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use super::format::{
     memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, LAYOUT_V8, MAX_VALUES_PER_SITE,
 };
-use super::sections::{DataRecord, ProfiledObject, SectionRange, UNCHECKED};
+use super::sections::{DataRecord, ProfiledObject, SectionRange};
 
 /// One recorded value: `ValueProfNode` of compiler-rt, in the compiler's
 /// node pool.
@@ -167,8 +167,7 @@ impl ProfiledObject {
     /// does not own, or for sites the record does not have, are ignored.
     #[inline(always)]
     pub fn record_target(&self, record: usize, site: u32, value: u64) {
-        let version = self.hook_version();
-        if !self.record_target_as(version, record, site, value) && version == UNCHECKED {
+        if !self.record_target_checked(record, site, value) && !self.hook_checked() {
             // Out of line, so that the hot path saves no registers.
             self.record_target_first(record, site, value);
         }
@@ -178,43 +177,36 @@ impl ProfiledObject {
     #[cold]
     #[inline(never)]
     fn record_target_first(&self, record: usize, site: u32, value: u64) {
-        let version = self.check_hook_version();
-        self.record_target_as(version, record, site, value);
+        self.check_hook_version();
+        self.record_target_checked(record, site, value);
     }
 
-    /// [`Self::record_target`] for a checked `version`; false if it has no
-    /// layout (unchecked or refused).
+    /// [`Self::record_target`] once the version word is checked; false if
+    /// `record` is not a record of this object.
     #[inline(always)]
-    fn record_target_as(&self, version: u32, record: usize, site: u32, value: u64) -> bool {
+    fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
         // One copy of the path per layout, so that offsets and the record
-        // size are constants on the hooks' path; raw version 10 (the
-        // current compilers) is tested first.
-        let records = self.hook_records();
-        if version == LAYOUT_V10.version {
-            self.record_in(&LAYOUT_V10, records, record, site, value);
-        } else if version == LAYOUT_V8.version {
-            self.record_in(&LAYOUT_V8, records, record, site, value);
-        } else {
-            return false;
-        }
-        true
+        // size are constants on the hooks' path. Only the version word's
+        // layout has records, so the first test decides for raw version 10
+        // (the current compilers).
+        self.record_in(&LAYOUT_V10, record, site, value)
+            || self.record_in(&LAYOUT_V8, record, site, value)
     }
 
+    /// Records `value` if `record` is a data record of `layout` in this
+    /// object; false if it is not.
     #[inline(always)]
-    fn record_in(
-        &self,
-        layout: &'static Layout,
-        records: usize,
-        record: usize,
-        site: u32,
-        value: u64,
-    ) {
-        if self.record_index(layout, records, record).is_none() {
-            return;
+    fn record_in(&self, layout: &'static Layout, record: usize, site: u32, value: u64) -> bool {
+        if self
+            .record_index(layout, self.hook_records(layout), record)
+            .is_none()
+        {
+            return false;
         }
         if let Some(head) = DataRecord::at(record, layout).site_head(site as usize) {
             self.record_at(head, value);
         }
+        true
     }
 
     /// `__llvm_profile_instrument_memop`: records the size bucket of `size`.

@@ -17,6 +17,10 @@
 #    pointers, NamesDelta, BitmapDelta, indirect-call targets) which otherwise
 #    differ because the two runtimes are of different sizes; with them pinned
 #    the two profiles must be equal byte for byte, not just equivalent.
+#  - "shared": a shared object (-shared -Bsymbolic) with the runtime in it,
+#    run by shared_loader.c, which loads it and calls its main. The profile's
+#    binary id must be the shared object's build id, and the llvm-profdata
+#    text of the two profiles is compared.
 #
 # Usage: tests/host/compare.sh          (all programs, clang-19 and clang-16)
 #   HOST_TEST_PROGRAMS="memops tiny"    a subset
@@ -57,10 +61,20 @@ fixed_build_id() { # program
 	printf '%s/%s' "$TOOLCHAIN" "$1" | sha1sum | cut -c1-40
 }
 
-# Runs an executable in its own directory with LLVM_PROFILE_FILE set.
+# Runs an executable (or, with the shared layout, a shared object through
+# the loader) in its own directory with LLVM_PROFILE_FILE set.
 run_instrumented() { # exe profraw
+	local -a run=("$1")
+	[ "${1##*.}" = shared ] && run=("$SHARED_LOADER" "$1")
 	rm -f "$2"
-	(cd "$(dirname "$1")" && LLVM_PROFILE_FILE=$2 timeout 60 "$1" > "$1.stdout" 2> "$1.stderr")
+	(cd "$(dirname "$1")" && LLVM_PROFILE_FILE=$2 timeout 60 "${run[@]}" > "$1.stdout" 2> "$1.stderr")
+}
+
+# Builds shared_loader.c for the current toolchain; sets SHARED_LOADER.
+build_shared_loader() {
+	SHARED_LOADER=$OUT_ROOT/$TOOLCHAIN/shared_loader
+	mkdir -p "$(dirname "$SHARED_LOADER")"
+	"$CC_BIN" -O2 -Wall -o "$SHARED_LOADER" "$HOST_TESTS_DIR/shared_loader.c" -ldl
 }
 
 # Compiles a program's sources; sets OBJS and FIXED_OBJS. Returns non-zero
@@ -120,6 +134,13 @@ build_and_run() { # program dir layout
 	if [ "$layout" = fixed ]; then
 		objs=("${FIXED_OBJS[@]}")
 		flags=("${FIXED_LAYOUT_LDFLAGS[@]}" "-Wl,--build-id=0x$(fixed_build_id "$prog")")
+	elif [ "$layout" = shared ]; then
+		# -Bsymbolic binds the objects' references to their own
+		# definitions, which lets position-independent-executable code
+		# into a shared object.
+		objs=("${OBJS[@]}")
+		# shellcheck disable=SC2054  # commas belong to -Wl, arguments
+		flags=(-shared -Wl,-Bsymbolic -Wl,--build-id)
 	else
 		objs=("${OBJS[@]}")
 		flags=("-Wl,--build-id")
@@ -179,7 +200,8 @@ check_show_identical() { # program dir layout
 	fi
 }
 
-# Each profile's binary id is the build id of the executable that wrote it.
+# Each profile's binary id is the build id of the ELF file (executable or
+# shared object) that wrote it.
 check_binary_ids() { # program dir layout
 	local prog=$1 dir=$2 layout=$3 rt exe ids build_id
 	for rt in compiler-rt kpgo; do
@@ -187,9 +209,9 @@ check_binary_ids() { # program dir layout
 		build_id=$(elf_build_id "$exe")
 		ids=$(profile_binary_ids "$exe.profraw" 2>&1 | paste -sd' ')
 		if [ -n "$build_id" ] && [ "$ids" = "$build_id" ]; then
-			pass "$TOOLCHAIN/$prog/$layout: $rt profile's binary id is its executable's build id"
+			pass "$TOOLCHAIN/$prog/$layout: $rt profile's binary id is its ELF file's build id"
 		else
-			fail "$TOOLCHAIN/$prog/$layout: $rt profile's binary id is its executable's build id (build id '$build_id', profile has '$ids')"
+			fail "$TOOLCHAIN/$prog/$layout: $rt profile's binary id is its ELF file's build id (build id '$build_id', profile has '$ids')"
 		fi
 	done
 	if [ "$layout" = fixed ]; then
@@ -252,7 +274,7 @@ check_bytes() { # program dir
 # profiles must read back the same.
 check_merge() { # program dir
 	local prog=$1 dir=$2 layout rt base ok
-	for layout in pie fixed; do
+	for layout in pie fixed shared; do
 		# A missing profile has already been reported by build_and_run.
 		if [ ! -s "$dir/compiler-rt.$layout.profraw" ] || [ ! -s "$dir/kpgo.$layout.profraw" ]; then
 			continue
@@ -317,7 +339,7 @@ compare_program() { # program
 	mkdir -p "$dir"
 	build_objects "$prog" "$dir" || return 0
 	check_value_sites "$prog"
-	for layout in pie fixed; do
+	for layout in pie fixed shared; do
 		build_and_run "$prog" "$dir" "$layout" || continue
 		check_show_identical "$prog" "$dir" "$layout"
 		check_binary_ids "$prog" "$dir" "$layout"
@@ -344,6 +366,10 @@ run_compare_tests() {
 		set_toolchain "$v"
 		if [ "$KPGO_LIB" != compiler-rt ] && [ ! -f "$(candidate_lib)" ]; then
 			fail "$TOOLCHAIN: candidate runtime $(candidate_lib) exists (make host-runtime)"
+			continue
+		fi
+		if ! build_shared_loader; then
+			fail "$TOOLCHAIN: tests/host/shared_loader.c builds"
 			continue
 		fi
 		for prog in $programs; do

@@ -81,7 +81,7 @@ MUTANT_WHERE=counter expect flip-counter "$SELF_OUT/flip.ld" compare.sh "indirec
 	"indirect_calls/fixed: indexed profiles read the same"
 
 MUTANT_WHERE=binary-id expect flip-binary-id "$SELF_OUT/flip.ld" compare.sh tiny fail \
-	"tiny/pie: kpgo profile's binary id is its executable's build id" \
+	"tiny/pie: kpgo profile's binary id is its ELF file's build id" \
 	"tiny/fixed: llvm-profdata show --binary-ids output identical" \
 	"tiny/fixed: raw profiles byte-identical"
 
