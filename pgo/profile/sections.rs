@@ -75,11 +75,6 @@ impl SectionRange {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Whether `addr` lies inside the range.
-    pub fn contains(&self, addr: usize) -> bool {
-        addr >= self.start as usize && addr < self.end as usize
-    }
 }
 
 /// How many note segments a descriptor can name (a host executable may have

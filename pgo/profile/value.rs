@@ -165,20 +165,23 @@ impl ProfiledObject {
     /// `__llvm_profile_instrument_target`: records `value` at value site
     /// `site` of the data record at `record`. Calls for records this object
     /// does not own, or for sites the record does not have, are ignored.
+    /// Returns whether `record` is one of this object's records, which
+    /// proves ownership as well as any range lookup would.
     #[inline(always)]
-    pub fn record_target(&self, record: usize, site: u32, value: u64) {
-        if !self.record_target_checked(record, site, value) && !self.hook_checked() {
-            // Out of line, so that the hot path saves no registers.
-            self.record_target_first(record, site, value);
+    pub fn record_target(&self, record: usize, site: u32, value: u64) -> bool {
+        if self.record_target_checked(record, site, value) {
+            return true;
         }
+        // Out of line, so that the hot path saves no registers.
+        !self.hook_checked() && self.record_target_first(record, site, value)
     }
 
     /// [`Self::record_target`] before the version word is checked.
     #[cold]
     #[inline(never)]
-    fn record_target_first(&self, record: usize, site: u32, value: u64) {
+    fn record_target_first(&self, record: usize, site: u32, value: u64) -> bool {
         self.check_hook_version();
-        self.record_target_checked(record, site, value);
+        self.record_target_checked(record, site, value)
     }
 
     /// [`Self::record_target`] once the version word is checked; false if
@@ -210,9 +213,10 @@ impl ProfiledObject {
     }
 
     /// `__llvm_profile_instrument_memop`: records the size bucket of `size`.
+    /// Returns whether `record` is one of this object's records.
     #[inline(always)]
-    pub fn record_memop(&self, record: usize, site: u32, size: u64) {
-        self.record_target(record, site, memop_size_bucket(size));
+    pub fn record_memop(&self, record: usize, site: u32, size: u64) -> bool {
+        self.record_target(record, site, memop_size_bucket(size))
     }
 
     /// Counts `value` in the list starting at `head`.

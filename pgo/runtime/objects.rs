@@ -61,13 +61,10 @@ static SLOTS: [Slot; MODULE_SLOTS] = [Slot::FREE; MODULE_SLOTS];
 /// One past the highest slot ever used: the hooks scan no further.
 static SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
 
-/// The object whose data section holds `record`. Lock-free: called by the
+/// The module whose data section holds `record`. Lock-free: called by the
 /// hooks.
 #[inline]
-pub(crate) fn owner_of(record: usize) -> Option<&'static ProfiledObject> {
-    if VMLINUX.sections().data.contains(record) {
-        return Some(&VMLINUX);
-    }
+pub(crate) fn module_owner_of(record: usize) -> Option<&'static ProfiledObject> {
     let used = SLOTS_USED.load(Ordering::Acquire).min(MODULE_SLOTS);
     for slot in &SLOTS[..used] {
         if record >= slot.data_start.load(Ordering::Acquire)
