@@ -98,7 +98,7 @@ pub struct Layout {
     pub num_counters_offset: usize,
     /// Offset of the `NumValueSites` array (u16 each) in a data record.
     pub num_value_sites_offset: usize,
-    /// Number of value kinds, `IPVK_Last + 1`.
+    /// Number of value kinds, `IPVK_Last + 1`; at most 3.
     pub value_kinds: usize,
     /// Whether the header and records describe a bitmap section (MC/DC).
     pub has_bitmap: bool,

@@ -339,35 +339,56 @@ pub(crate) struct DataRecord {
 impl DataRecord {
     /// A view of the record at `addr`, which [`ProfiledObject::owns_record`]
     /// accepted for an object whose contract holds.
+    #[inline(always)]
     pub(crate) fn at(addr: usize, layout: &'static Layout) -> Self {
         Self { addr, layout }
     }
 
+    /// The address of the field at `offset`, inside the record, which lies
+    /// inside the data section: no overflow, so no overflow check.
+    #[inline(always)]
+    fn field(&self, offset: usize) -> usize {
+        self.addr.wrapping_add(offset)
+    }
+
+    #[inline(always)]
     fn read_u16(&self, offset: usize) -> u16 {
         // SAFETY: `offset` is inside the record (from `Layout`), the record
         // is inside the data section, which is never written after load.
-        unsafe { ((self.addr + offset) as *const u16).read() }
+        unsafe { (self.field(offset) as *const u16).read() }
     }
 
     /// Number of value sites of kind `kind`.
+    #[inline(always)]
     pub(crate) fn value_sites(&self, kind: usize) -> usize {
         self.read_u16(self.layout.num_value_sites_offset + 2 * kind) as usize
     }
 
     /// Number of value sites of all kinds.
+    #[inline(always)]
     pub(crate) fn total_value_sites(&self) -> usize {
-        (0..self.layout.value_kinds)
-            .map(|kind| self.value_sites(kind))
-            .sum()
+        // Straight-line over the at most 3 kinds (`Layout`): this is on
+        // the hooks' path, which must fold to a few loads in the kernel too
+        // (no loop, no overflow check; three `u16` counts cannot overflow).
+        let sites = |kind| {
+            if kind < self.layout.value_kinds {
+                self.value_sites(kind)
+            } else {
+                0
+            }
+        };
+        sites(0).wrapping_add(sites(1)).wrapping_add(sites(2))
     }
 
     /// The array of list heads, one per value site of all kinds, or null.
+    #[inline(always)]
     pub(crate) fn site_heads(&self) -> *const ValueNodeLink {
         // SAFETY: as in `read_u16`; `Values` is a pointer-sized field.
-        unsafe { ((self.addr + self.layout.values_offset) as *const *const ValueNodeLink).read() }
+        unsafe { (self.field(self.layout.values_offset) as *const *const ValueNodeLink).read() }
     }
 
     /// The list head of value site `site` (counted across kinds).
+    #[inline(always)]
     pub(crate) fn site_head(&self, site: usize) -> Option<&ValueNodeLink> {
         let heads = self.site_heads();
         if heads.is_null() || site >= self.total_value_sites() {

@@ -48,11 +48,13 @@ pub struct ValueNode {
 
 impl ValueNode {
     /// The recorded value.
+    #[inline(always)]
     pub fn value(&self) -> u64 {
         self.value.load(Ordering::Relaxed)
     }
 
     /// How often it was seen.
+    #[inline(always)]
     pub fn count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
@@ -73,6 +75,7 @@ pub struct ValueNodeLink(AtomicPtr<ValueNode>);
 
 impl ValueNodeLink {
     /// The node linked here, if any.
+    #[inline(always)]
     pub fn load(&self) -> Option<&ValueNode> {
         // SAFETY: links only ever hold null or nodes of the owning object's
         // pool, fully initialised before being published with `Release`.

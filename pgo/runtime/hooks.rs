@@ -10,33 +10,33 @@
 use core::ffi::c_void;
 
 use super::objects::{module_owner_of, vmlinux};
-use crate::profile::sections::ProfiledObject;
-
-/// Records through `record_in` into the object that owns `record`. vmlinux's
-/// own record test decides for its records (the common case) without a
-/// range lookup; only a record it rejects is looked up among the modules.
-#[inline(always)]
-fn record_in_owner(record: usize, record_in: impl Fn(&ProfiledObject) -> bool) {
-    if !record_in(vmlinux()) {
-        if let Some(module) = module_owner_of(record) {
-            record_in(module);
-        }
-    }
-}
+use crate::profile::format::memop_size_bucket;
 
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.
 #[no_mangle]
 extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
-    record_in_owner(data as usize, |object| {
-        object.record_target(data as usize, index, value)
-    });
+    let record = data as usize;
+    // vmlinux's own record test decides for its records (the common case)
+    // without a range lookup; only a record it rejects is looked up among
+    // the modules.
+    if !vmlinux().record_target(record, index, value) {
+        record_module_target(record, index, value);
+    }
+}
+
+/// [`__llvm_profile_instrument_target`] for a record vmlinux does not own.
+/// Out of line, so that vmlinux's path saves no registers.
+#[cold]
+#[inline(never)]
+fn record_module_target(record: usize, index: u32, value: u64) {
+    if let Some(module) = module_owner_of(record) {
+        module.record_target(record, index, value);
+    }
 }
 
 /// Records the size bucket of `size` at memop site `index` of `data`.
 #[no_mangle]
 extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
-    record_in_owner(data as usize, |object| {
-        object.record_memop(data as usize, index, size)
-    });
+    __llvm_profile_instrument_target(memop_size_bucket(size), data, index);
 }
