@@ -241,11 +241,8 @@ impl ProfiledObject {
         let index = match layout.record_size {
             64 => offset.rotate_right(6),
             48 => offset.wrapping_mul(INVERSE_OF_3).rotate_right(4),
-            // `checked_*`: no division-by-zero panic path in the kernel.
-            size => match offset.checked_rem(size) {
-                Some(0) => offset.checked_div(size).unwrap_or(usize::MAX),
-                _ => usize::MAX,
-            },
+            // `LAYOUT_V10` and `LAYOUT_V8` are the only layouts.
+            _ => usize::MAX,
         };
         (index < records).then_some(index)
     }
@@ -337,7 +334,7 @@ pub(crate) struct DataRecord {
 }
 
 impl DataRecord {
-    /// A view of the record at `addr`, which [`ProfiledObject::owns_record`]
+    /// A view of the record at `addr`, which [`ProfiledObject::record_index`]
     /// accepted for an object whose contract holds.
     #[inline(always)]
     pub(crate) fn at(addr: usize, layout: &'static Layout) -> Self {
