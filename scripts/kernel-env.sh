@@ -1,26 +1,58 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034  # the variables are for the callers
 #
-# Shared settings of the kernel scripts (sourced, not run): where the
-# prepared kernel tree is and which toolchain builds it.
+# Shared settings of the kernel scripts (sourced, not run): the base
+# configuration and its build folder, where the prepared kernel tree is and
+# which toolchain builds it.
 #
-#   KPGO_TREE   kernel tree to prepare and build (default build/linux);
-#               scripts/kernel.mk uses build/linux-nopgo for the
-#               comparison build without PGO.
-#   KSRC        an existing Linux 6.12 source tree to use instead of
-#               unpacking /usr/src/linux-source-6.12.tar.xz into KPGO_TREE
-#               (it is patched and built in place).
+#   BASE        the base configuration (below); default tinyconfig.
+#   KPGO_TREE   kernel tree to prepare and build (default KPGO_BUILD/linux);
+#               scripts/kernel.mk uses linux-nopgo and linux-optimized next
+#               to it, scripts/profile-kernel bench/*.
+#   KSRC        your own git tree of Linux 6.12 to use instead of a checkout
+#               of /usr/src/linux-source-6.12.tar.xz (the series is applied
+#               to it with git am and it is built in place).
 #   KPGO_CACHE  tools built by scripts/setup (default ~/.cache/kpgo).
 
 KPGO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
+
+# BASE: the base configuration, a kconfig target (tinyconfig, the default;
+# defconfig) or the path of a .config.  Each base has its own build folder,
+# KPGO_BUILD: build/ for tinyconfig (the paths the README names),
+# build/<target> for another target, build/config-<file name>-<hash of its
+# path> for a file.  The trees of a base are KPGO_BUILD/linux (make kernel),
+# linux-nopgo (make baseline), linux-optimized (make optimized) and
+# bench/{instrumented,optimized,baseline} (make, the main job).
+KPGO_BASE=${BASE:-tinyconfig}
+if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
+	[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
+	KPGO_BASE=$(realpath "$KPGO_BASE")
+	KPGO_BUILD=$KPGO_ROOT/build/config-$(basename "$KPGO_BASE" | tr -c 'A-Za-z0-9._\n-' _)-$(
+		printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)
+elif [[ $KPGO_BASE =~ ^[A-Za-z0-9_.-]*config$ ]]; then
+	if [[ $KPGO_BASE == tinyconfig ]]; then
+		KPGO_BUILD=$KPGO_ROOT/build
+	else
+		KPGO_BUILD=$KPGO_ROOT/build/$KPGO_BASE
+	fi
+else
+	echo "BASE=$KPGO_BASE: neither a kconfig target (…config) nor a file" >&2
+	exit 1
+fi
 if [[ -n ${KSRC:-} ]]; then
 	KPGO_TREE=$(cd "$KSRC" && pwd)
 else
-	KPGO_TREE=${KPGO_TREE:-$KPGO_ROOT/build/linux}
+	KPGO_TREE=${KPGO_TREE:-$KPGO_BUILD/linux}
 	[[ $KPGO_TREE == /* ]] || KPGO_TREE=$KPGO_ROOT/$KPGO_TREE
 fi
 KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The kernel source imported into git once (bare; its objects are shared by
+# every prepared tree): the base commit of the series in patches/.  The
+# import is deterministic (fixed identity and date), so the base-commit of
+# patches/ names the same commit on every machine with the same tarball.
+KPGO_BASE_REPO=$KPGO_ROOT/build/linux-base.git
+KPGO_BASE_TAG=kpgo-base
 
 # The kernel must be built by clang/LLVM 19 and by the rustc whose LLVM is
 # also 19 (Debian's rustc-web 1.85).  The rustup rustc that may come first
@@ -46,25 +78,85 @@ kpgo_make_args=(
 	"BINDGEN=$KPGO_BINDGEN"
 )
 
+# git with a fixed identity, for commits that must come out the same on
+# every machine (the base import, the generated series, git am).
+kpgo_git() {
+	GIT_AUTHOR_NAME=kpgo GIT_AUTHOR_EMAIL=kpgo@localhost \
+		GIT_COMMITTER_NAME=kpgo GIT_COMMITTER_EMAIL=kpgo@localhost \
+		git -c core.autocrlf=false -c advice.detachedHead=false \
+		-c gc.auto=0 -c commit.gpgsign=false "$@"
+}
+
+# Imports the kernel tarball into $KPGO_BASE_REPO (bare), once: one commit,
+# tagged $KPGO_BASE_TAG, with the identity above and the date of the
+# tarball's top Makefile, so that the commit id depends on the tarball only.
+kpgo_ensure_base_repo() {
+	local tmp version
+	if git --git-dir="$KPGO_BASE_REPO" rev-parse -q --verify \
+		"refs/tags/$KPGO_BASE_TAG" >/dev/null 2>&1; then
+		return
+	fi
+	mkdir -p "$(dirname "$KPGO_BASE_REPO")"
+	exec 8>"$KPGO_BASE_REPO.lock"
+	flock 8
+	if ! git --git-dir="$KPGO_BASE_REPO" rev-parse -q --verify \
+		"refs/tags/$KPGO_BASE_TAG" >/dev/null 2>&1; then
+		[[ -f $KPGO_LINUX_TARBALL ]] || kpgo_die "$KPGO_LINUX_TARBALL missing: run scripts/setup"
+		kpgo_log "importing $KPGO_LINUX_TARBALL into $KPGO_BASE_REPO"
+		tmp=$KPGO_BASE_REPO.importing
+		rm -rf "$tmp" "$KPGO_BASE_REPO"
+		mkdir -p "$tmp/tree"
+		tar -xf "$KPGO_LINUX_TARBALL" -C "$tmp/tree" --strip-components=1
+		version=$(make -s --no-print-directory -C "$tmp/tree" kernelversion)
+		kpgo_git --git-dir="$tmp/git" init -q --bare
+		# -f: Debian's top .gitignore ignores the whole top level.
+		kpgo_git --git-dir="$tmp/git" --work-tree="$tmp/tree" add -A -f
+		GIT_AUTHOR_DATE="$(stat -c %Y "$tmp/tree/Makefile") +0000" \
+			GIT_COMMITTER_DATE="$(stat -c %Y "$tmp/tree/Makefile") +0000" \
+			kpgo_git --git-dir="$tmp/git" --work-tree="$tmp/tree" commit -q \
+			-m "Linux $version ($(basename "$KPGO_LINUX_TARBALL"), Debian $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown))"
+		kpgo_git --git-dir="$tmp/git" tag "$KPGO_BASE_TAG"
+		mv "$tmp/git" "$KPGO_BASE_REPO"
+		rm -rf "$tmp"
+	fi
+	exec 8>&-
+}
+
 kpgo_log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 kpgo_die() { kpgo_log "error: $*"; exit 1; }
 
-# Copies this project into the kernel tree as kernel/pgo/.  Files are
-# compared by content and a changed one is written with the current time
-# (no -t): keeping the source's mtime could make it older than an object
-# built from a previous version, which make would then not rebuild.
-# Unchanged files are not touched.  The build outputs that kbuild leaves
-# next to the sources are protected from --delete, so that only sources
-# removed from the project disappear.
+# The "copy=SRC:DEST" items of integration/series, one "SRC DEST" per line:
+# the project files that the series adds to the tree (kernel/pgo/, the
+# guide).
+kpgo_series_copies() {
+	sed -e 's/#.*//' "$KPGO_ROOT/integration/series" | tr ' \t' '\n\n' |
+		sed -n 's/^copy=\([^:]*\):\(.*\)$/\1 \2/p'
+}
+
+# Copies the project's files into the tree as the series does (kernel/pgo/
+# and the guide), so that a change of the working copy is built without
+# regenerating patches/; on a clean checkout whose patches/ is up to date
+# this changes nothing.  Files are compared by content and a changed one is
+# written with the current time (no -t): keeping the source's mtime could
+# make it older than an object built from a previous version, which make
+# would then not rebuild.  The build outputs that kbuild leaves next to the
+# sources are protected from --delete, so that only sources removed from
+# the project disappear.  Prints the files it changed.
 kpgo_sync_project() {
-	local dest=$KPGO_TREE/kernel/pgo
-	mkdir -p "$dest"
-	rsync -rlpc --delete \
-		-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
-		-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
-		-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
-		-f '+ /Kconfig' -f '+ /Kbuild' -f '+ /pgo/***' -f '- *' \
-		"$KPGO_ROOT/" "$dest/"
+	local src dest
+	while read -r src dest; do
+		mkdir -p "$(dirname "$KPGO_TREE/$dest")"
+		if [[ -d $KPGO_ROOT/$src ]]; then
+			rsync -rlpc --delete --out-format='%n' \
+				-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
+				-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
+				-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
+				"$KPGO_ROOT/$src/" "$KPGO_TREE/$dest/" | sed "s|^|$dest/|;/\/$/d"
+		elif ! cmp -s "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"; then
+			cp "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
+			echo "$dest"
+		fi
+	done < <(kpgo_series_copies)
 }
 
 # Serializes the commands that write into the tree: two makes in one

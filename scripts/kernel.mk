@@ -3,62 +3,71 @@
 # Kernel targets of kpgo, included by the top Makefile.  None of them runs
 # scripts/setup: run it once on a new machine.
 #
-#   make kernel         build/linux: Linux 6.12 with the patches of patches/,
-#                       this project in kernel/pgo/, tinyconfig +
-#                       scripts/kpgo.config (PGO_CLANG=y); builds
-#                       arch/x86/boot/bzImage, vmlinux and the modules.
-#   make kernel-nopgo   build/linux-nopgo: the same without PGO_CLANG, to
-#                       compare (a separate tree: kbuild cannot build a
-#                       second configuration O= from a tree built in place).
-#   make kernel-check   the QEMU tests of tests/kernel/ on build/linux:
-#                       boot.sh (smoke), module.sh (instrumented module).
-#   make kernel-figures both builds from scratch, measured, written to
-#                       build/figures-kernel.txt (about 15 minutes).
+# BASE= names the base configuration: a kconfig target (tinyconfig, the
+# default; defconfig) or the path of your own .config (plain, .gz or .xz).
+# scripts/configure-kernel applies scripts/configs/{qemu,pgo}.config on top
+# (and scripts/configs/<BASE>.config if there is one).  Each base has its
+# own trees: KPGO_BUILD is build/ for tinyconfig, build/<target> for another
+# target, build/config-<name>-<hash> for a file (scripts/base-dir prints it).
+#
+#   make kernel         KPGO_BUILD/linux: the instrumented kernel (on the
+#                       default base, the test kernel: + scripts/kpgo.config,
+#                       lock debugging); bzImage, vmlinux and modules
+#   make optimized      KPGO_BUILD/linux-optimized: PGO off, PROFILE applied
+#                       (default: the main job's KPGO_BUILD/kernel.profdata)
+#   make baseline       KPGO_BUILD/linux-nopgo: PGO off, no profile
+#   make kernel-check   the QEMU tests of tests/kernel/ on build/linux
+#   make kernel-figures build-time figures, build/figures-kernel.txt
+#
+# PRODUCTION_CONFIG=FRAGMENT is applied last to the optimized and baseline
+# kernels: the differences of your production configuration from the
+# instrumented one (e.g. scripts/configs/modversions.config).
 #
 # scripts/kmake runs make in the prepared tree with the right toolchain,
 # for anything else: scripts/kmake menuconfig, scripts/kmake M=dir modules.
 
 KPGO_REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
-KPGO_KERNEL_TREE := $(KPGO_REPO)/build/linux
-KPGO_KERNEL_TREE_NOPGO := $(KPGO_REPO)/build/linux-nopgo
-KPGO_KERNEL_TREE_OPTIMIZED := $(KPGO_REPO)/build/linux-optimized
+BASE ?= tinyconfig
+export BASE
+KPGO_BUILD := $(shell $(KPGO_REPO)/scripts/base-dir)
+ifeq ($(KPGO_BUILD),)
+$(error BASE=$(BASE) is neither a kconfig target nor a file)
+endif
+KPGO_KERNEL_TREE := $(KPGO_BUILD)/linux
+KPGO_KERNEL_TREE_NOPGO := $(KPGO_BUILD)/linux-nopgo
+KPGO_KERNEL_TREE_OPTIMIZED := $(KPGO_BUILD)/linux-optimized
 # The profile that `make optimized` applies: by default the main job's.
-PROFILE ?= $(KPGO_REPO)/build/kernel.profdata
-KPGO_KERNEL_CONFIG_INPUTS := $(KPGO_REPO)/scripts/kpgo.config \
-	$(KPGO_REPO)/scripts/configure-kernel $(KPGO_REPO)/patches/series
+PROFILE ?= $(KPGO_BUILD)/kernel.profdata
+# The test kernels' lock debugging (make kernel, optimized, baseline), on the
+# default base only: the main job (make) goes without.
+KPGO_TEST_FRAGMENTS := $(if $(filter tinyconfig,$(BASE)),--fragment $(KPGO_REPO)/scripts/kpgo.config)
+KPGO_PRODUCTION_FRAGMENTS := $(if $(PRODUCTION_CONFIG),--fragment $(abspath $(PRODUCTION_CONFIG)))
 
-.PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-check \
-	kernel-figures optimized baseline kernel-prepare-optimized
+.PHONY: kernel kernel-nopgo kernel-check kernel-figures optimized baseline \
+	series series-check
 
-# Preparing is idempotent and quick when nothing changed: always run it.
-kernel-prepare:
-	$(KPGO_REPO)/scripts/prepare-kernel
-kernel-prepare-nopgo:
-	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/prepare-kernel
+# Each target prepares its tree (quick when up to date) and configures it
+# when the configuration's inputs changed (configure-kernel --if-changed).
+kpgo_prepared = KPGO_TREE=$(1) $(KPGO_REPO)/scripts/prepare-kernel && \
+	KPGO_TREE=$(1) $(KPGO_REPO)/scripts/configure-kernel --if-changed $(2)
 
-# The configuration is written again when its inputs change.
-$(KPGO_KERNEL_TREE)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare
-	$(KPGO_REPO)/scripts/configure-kernel
-$(KPGO_KERNEL_TREE_NOPGO)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare-nopgo
-	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/configure-kernel --no-pgo
+kernel:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE),$(KPGO_TEST_FRAGMENTS))
+	KPGO_TREE=$(KPGO_KERNEL_TREE) $(KPGO_REPO)/scripts/kmake
 
-kernel: $(KPGO_KERNEL_TREE)/.config | kernel-prepare
-	$(KPGO_REPO)/scripts/kmake
-
-kernel-nopgo: $(KPGO_KERNEL_TREE_NOPGO)/.config | kernel-prepare-nopgo
+# The baseline: the configuration without PGO_CLANG, no profile.
+baseline kernel-nopgo:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_NOPGO),--no-pgo $(KPGO_TEST_FRAGMENTS) $(KPGO_PRODUCTION_FRAGMENTS))
 	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
 
-# The baseline: same tree and configuration, no instrumentation, no profile.
-baseline: kernel-nopgo
-
-# The optimized kernel: same configuration without PGO_CLANG, PROFILE applied
-# (build/linux-optimized/arch/x86/boot/bzImage).
-kernel-prepare-optimized:
-	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/prepare-kernel
-$(KPGO_KERNEL_TREE_OPTIMIZED)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-prepare-optimized
-	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/configure-kernel --no-pgo
-optimized: $(KPGO_KERNEL_TREE_OPTIMIZED)/.config | kernel-prepare-optimized
-	$(KPGO_REPO)/scripts/build-optimized $(PROFILE)
+# The optimized kernel: the configuration without PGO_CLANG, PROFILE applied;
+# the profile's binary ids are checked against the instrumented kernel of
+# this base when that was built (KPGO_BUILD/linux).
+optimized:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_OPTIMIZED),--no-pgo $(KPGO_TEST_FRAGMENTS) $(KPGO_PRODUCTION_FRAGMENTS))
+	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/build-optimized \
+		--instrumented $(KPGO_KERNEL_TREE) --instrumented $(KPGO_BUILD)/bench/instrumented \
+		$(PROFILE)
 
 KPGO_KERNEL_TESTS := boot vmlinux modules optimized
 kernel-check: kernel
@@ -67,3 +76,21 @@ kernel-check: kernel
 
 kernel-figures:
 	$(KPGO_REPO)/scripts/kernel-figures
+
+# patches/ from integration/ and the sources; series-check fails when
+# patches/ is not what they give.
+series:
+	$(KPGO_REPO)/scripts/make-series
+series-check:
+	$(KPGO_REPO)/scripts/make-series --check
+
+# The whole loop on x86_64 defconfig with in-tree modules, checked and
+# measured (build/defconfig/defconfig-report.md): hours on 2 cores, so not
+# part of make check.
+.PHONY: check-defconfig check-bisect
+check-defconfig:
+	$(KPGO_REPO)/tests/kernel/defconfig.sh
+
+# Every commit of the series builds (build/bisect/): tens of minutes.
+check-bisect:
+	$(KPGO_REPO)/tests/kernel/bisect.sh

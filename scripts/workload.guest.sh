@@ -1,10 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 # The profiling workload of `make` (scripts/profile-kernel), in the guest:
-# system calls, files, pipes and processes, then every profile file.
+# the in-tree modules of the build (if any), system calls, files, pipes
+# and processes, the modules' own work, then every profile file.
 set -e
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 echo 1 >$pgo/reset # profile the workload, not the boot
+
+# In-tree modules, in the load order the host computed from modules.dep.
+# A module whose init fails here (no such hardware) is still profiled: its
+# file keeps what its init ran.
+if [ -f /kpgo/modules.order ]; then
+	while read -r ko; do
+		insmod "/kpgo/modules/$ko" 2>>$r/insmod-errors ||
+			echo "$ko" >>$r/insmod-failed
+	done </kpgo/modules.order
+fi
+cat /proc/modules >$r/modules-loaded
+
 /kpgo/getpid_loop 100000
 mkdir -p /tmp/w
 i=0
@@ -17,6 +30,31 @@ gzip -c /tmp/w.tar | gunzip -c | md5sum >/dev/null
 find / -xdev >/dev/null 2>&1 || true
 ls -laR /sys/kernel/debug >/dev/null 2>&1 || true
 seq 1 20000 | sort -r | uniq | wc -l >/dev/null
+
+# The modules' own work, where they are loaded.
+if grep -q '^vfat ' /proc/modules; then
+	dd if=/dev/zero of=/tmp/fat.img bs=1M count=16 2>/dev/null
+	mkdosfs /tmp/fat.img >/dev/null
+	mkdir -p /mnt/fat
+	mount -t vfat -o loop /tmp/fat.img /mnt/fat
+	i=0
+	while [ $i -lt 20 ]; do
+		cp /tmp/w/f$i /mnt/fat/file-$i.bin
+		i=$((i + 1))
+	done
+	sync
+	md5sum /mnt/fat/*.bin >/dev/null
+	ls -la /mnt/fat >$r/vfat-listing
+	umount /mnt/fat
+fi
+if grep -q '^wp512 ' /proc/modules && [ -x /kpgo/af_alg_hash ]; then
+	/kpgo/af_alg_hash wp512 4096 500 >$r/wp512-digest
+fi
+# Unloading keeps a module's profile in its file.
+if grep -q '^rust_minimal ' /proc/modules; then
+	rmmod rust_minimal
+fi
+
 for f in $pgo/*.profraw; do
 	cat "$f" >"$r/$(basename "$f")"
 done

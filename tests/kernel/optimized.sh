@@ -31,6 +31,27 @@ check "the optimized kernel is not instrumented" \
 		! /usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux' | grep -q __llvm_prf_data"
 check "the profile was applied (-fprofile-use in the build commands)" \
 	grep -q -- "-fprofile-use=" "$tree/kernel/.fork.o.cmd"
+check "make optimized knew where the profile came from (origin=build/linux)" \
+	grep -qx "origin=$root/build/linux" "$counts"
+check "WERROR-proof: profile diagnostics are demoted (-Wno-error=backend-plugin)" \
+	grep -q -- "-Wno-error=backend-plugin" "$tree/kernel/.fork.o.cmd"
+
+# A profile from another build (a host program's) is named as such.
+foreign=$root/build/check-foreign
+mkdir -p "$foreign"
+printf 'int main(void) { return 0; }\n' >"$foreign/main.c"
+/usr/lib/llvm-19/bin/clang -fprofile-generate -Wl,--build-id -o "$foreign/main" "$foreign/main.c"
+LLVM_PROFILE_FILE=$foreign/main.profraw "$foreign/main"
+/usr/lib/llvm-19/bin/llvm-profdata merge -o "$foreign/main.profdata" "$foreign/main.profraw"
+status=0
+"$root/scripts/build-optimized" --origin-only --instrumented "$root/build/linux" \
+	"$foreign/main.profdata" 2>"$foreign/origin.log" || status=$?
+check "a profile of another build is recognized (status $status = 3)" test "$status" -eq 3
+check "... and said clearly" grep -q "does not come from the instrumented build" "$foreign/origin.log"
+status=0
+"$root/scripts/build-optimized" --origin-only --instrumented "$root/build/linux" \
+	"$profile" 2>/dev/null || status=$?
+check "the test kernel's own profile is recognized (status $status = 0)" test "$status" -eq 0
 status=0
 "$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --out "$out" \
 	"$here/boot.guest.sh" || status=$?

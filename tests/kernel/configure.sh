@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Any base configuration takes PGO (configuration only, no build: about a
+# minute per base, most of it checking out the tree):
+#   - BASE=defconfig and BASE=<Debian's distro .config> (linux-config-6.12)
+#     get RUST, PGO_CLANG and the harness options; the distro base's
+#     MODVERSIONS is turned off and reported with its reason;
+#   - the same base with MODVERSIONS forced back on cannot take PGO: the
+#     configuration fails and names RUST's unmet dependency;
+#   - a BASE that is neither a kconfig target nor a file is refused.
+#
+# Usage: tests/kernel/configure.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+distro=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
+logs=$root/build/check/configure
+mkdir -p "$logs"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+# configure NAME BASE [configure-kernel args]: prepares BASE's tree and
+# configures it, the output in $logs/NAME.log; returns configure's status.
+configure() {
+	local name=$1 base=$2 tree
+	shift 2
+	tree=$(BASE=$base "$root/scripts/base-dir")/linux
+	BASE=$base KPGO_TREE=$tree "$root/scripts/prepare-kernel" >"$logs/$name.log" 2>&1 &&
+		BASE=$base KPGO_TREE=$tree "$root/scripts/configure-kernel" "$@" >>"$logs/$name.log" 2>&1
+}
+tree_of() { echo "$(BASE=$1 "$root/scripts/base-dir")/linux"; }
+
+for base in defconfig "$distro"; do
+	name=$(basename "$base")
+	status=0
+	configure "$name" "$base" || status=$?
+	check "$name: configured (status $status; $logs/$name.log)" test "$status" -eq 0
+	config=$(tree_of "$base")/.config
+	for option in CONFIG_PGO_CLANG=y CONFIG_RUST=y CONFIG_DEBUG_FS=y CONFIG_VIRTIO_BLK=y \
+		CONFIG_SERIAL_8250_CONSOLE=y; do
+		check "$name: $option" grep -qx "$option" "$config"
+	done
+	check "$name: MODVERSIONS off in the instrumented configuration" \
+		grep -qx '# CONFIG_MODVERSIONS is not set' "$config"
+done
+check "distro base: the MODVERSIONS change is reported with its reason" \
+	grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.config: RUST depends on !MODVERSIONS' \
+	"$logs/$(basename "$distro").log"
+check "defconfig base: its modules fragment applied (CONFIG_VFAT_FS=m)" \
+	grep -qx CONFIG_VFAT_FS=m "$(tree_of defconfig)/.config"
+
+# A base that cannot take PGO: MODVERSIONS forced back on.
+forced=$(mktemp)
+echo CONFIG_MODVERSIONS=y >"$forced"
+status=0
+configure forced-modversions "$distro" --fragment "$forced" || status=$?
+check "MODVERSIONS=y forced: configuration fails (status $status)" test "$status" -ne 0
+check "MODVERSIONS=y forced: the unmet dependency of RUST is named" \
+	grep -q 'RUST depends on !MODVERSIONS *\[MODVERSIONS=y\]' "$logs/forced-modversions.log"
+rm -f "$forced"
+# The distro tree is configured again for later use, as a base should be.
+configure "$(basename "$distro")" "$distro" >/dev/null 2>&1 || true
+
+status=0
+BASE=no-such-base "$root/scripts/base-dir" >"$logs/bad-base.log" 2>&1 || status=$?
+check "BASE=no-such-base is refused (status $status)" test "$status" -ne 0
+check "BASE=no-such-base: the error says why" \
+	grep -q 'neither a kconfig target' "$logs/bad-base.log"
+
+summary configure

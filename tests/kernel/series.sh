@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The patch series a maintainer applies (patches/):
+#   - it is what integration/ and the sources give (scripts/make-series
+#     --check), so it is never edited by hand;
+#   - it is a git format-patch series with a cover letter and a base-commit;
+#   - checkpatch.pl of the kernel finds nothing in any patch;
+#   - the test kernel tree (build/linux) is that series applied with git am:
+#     one commit per patch, in order, with the patches' subjects, and its
+#     kernel/pgo/ is the project's (the working copy added nothing).
+# Run after the kernel suite, which builds that tree.
+#
+# Usage: tests/kernel/series.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tree=$root/build/linux
+logs=$root/build/check/series
+mkdir -p "$logs"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+status=0
+"$root/scripts/make-series" --check >"$logs/make-series.log" 2>&1 || status=$?
+check "patches/ is what integration/ and the sources give (status $status)" test "$status" -eq 0
+
+patches=()
+for p in "$root"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+	[[ $p == */0000-cover-letter.patch ]] || patches+=("$p")
+done
+cover=$root/patches/0000-cover-letter.patch
+check "a cover letter, numbered [PATCH 00/${#patches[@]}]" \
+	grep -q "^Subject: \[PATCH 0*0/${#patches[@]}\]" "$cover"
+check "the cover letter names its base-commit" grep -q '^base-commit: [0-9a-f]\{40\}$' "$cover"
+
+for p in "${patches[@]}"; do
+	name=${p##*/}
+	# Debian's python3 first: checkpatch's SPDX check needs its ply and
+	# GitPython (scripts/setup), which another python3 on PATH may lack.
+	(cd "$tree" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl -q "$p") \
+		>"$logs/checkpatch-$name.log" 2>&1
+	status=$?
+	check "checkpatch: $name (status $status)" test "$status" -eq 0 -a ! -s "$logs/checkpatch-$name.log"
+done
+
+# The subjects as git am takes them (mailinfo unfolds and strips [PATCH]).
+subjects() {
+	for p in "${patches[@]}"; do
+		git mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Subject: //p'
+	done
+}
+subjects >"$logs/subjects"
+git -C "$tree" log --reverse --format=%s -n "${#patches[@]}" >"$logs/applied"
+check "build/linux is the series applied with git am, in order" \
+	cmp -s "$logs/subjects" "$logs/applied"
+check "build/linux: the series adds kernel/pgo/ (tracked, not synced)" \
+	git -C "$tree" ls-files --error-unmatch kernel/pgo/Kconfig kernel/pgo/Makefile
+check "build/linux: kernel/pgo/ is exactly what the series adds" \
+	git -C "$tree" diff --quiet HEAD -- kernel/pgo Documentation/dev-tools/pgo.rst
+
+summary series
