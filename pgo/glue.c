@@ -19,7 +19,7 @@
 /*
  * fs_initcall: after debugfs (core_initcall) and before the device and
  * driver initcalls, most of which are instrumented too; modules loaded
- * even earlier are found by kpgo_for_each_module().
+ * even earlier are found by kpgo_walk_modules().
  */
 static int __init kpgo_initcall(void)
 {
@@ -29,9 +29,9 @@ fs_initcall(kpgo_initcall);
 
 #ifdef CONFIG_MODULES
 /*
- * Calls @visit on each live module, holding module_mutex: no module is
- * freed meanwhile, and a live module stays live (delete_module() marks it
- * GOING under the mutex).
+ * Calls kpgo_visit_module() with @context on each live module, holding
+ * module_mutex: no module is freed meanwhile, and a live module stays
+ * live (delete_module() marks it GOING under the mutex).
  *
  * A module still COMING is left out: either its COMING notification is
  * still to come, and kpgo's notifier (registered before this walk) gets
@@ -42,15 +42,14 @@ fs_initcall(kpgo_initcall);
  * module is not profiled; only early boot can load one, and modules load
  * from the root file system, which comes later.
  */
-void kpgo_for_each_module(void (*visit)(struct module *mod, void *context),
-			  void *context)
+void kpgo_walk_modules(void *context)
 {
 	struct module *mod;
 
 	mutex_lock(&module_mutex);
 	list_for_each_entry(mod, &modules, list) {
 		if (mod->state == MODULE_STATE_LIVE)
-			visit(mod, context);
+			kpgo_visit_module(mod, context);
 	}
 	mutex_unlock(&module_mutex);
 }

@@ -19,9 +19,11 @@ void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 
 #ifdef CONFIG_MODULES
 /* C: glue.c, called by runtime/kernel_api.rs. */
-void kpgo_for_each_module(void (*visit)(struct module *mod, void *context),
-			  void *context);
+void kpgo_walk_modules(void *context);
 bool kpgo_unload_warning_ratelimit(void);
+
+/* Rust: runtime/kernel_api.rs. Called by kpgo_walk_modules(). */
+void kpgo_visit_module(struct module *mod, void *context);
 #endif
 
 #endif /* _KERNEL_PGO_KPGO_H */

@@ -208,6 +208,10 @@ unsafe extern "C" fn snapshot_release(
 
 /// A command file reads as empty, so that copying the directory copies no
 /// command.
+///
+/// # Safety
+///
+/// None beyond the VFS's `read` contract: no argument is used.
 unsafe extern "C" fn empty_read(
     _file: *mut bindings::file,
     _buf: *mut c_char,
@@ -273,13 +277,9 @@ mod modules {
     use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
     use crate::runtime::objects::vmlinux_version_word;
 
-    // pgo/glue.c. `struct module` is passed as `void *`: its bindgen type
-    // holds fields that the FFI-safety lint flags.
+    // pgo/glue.c.
     extern "C" {
-        fn kpgo_for_each_module(
-            visit: unsafe extern "C" fn(*mut c_void, *mut c_void),
-            context: *mut c_void,
-        );
+        fn kpgo_walk_modules(context: *mut c_void);
         fn kpgo_unload_warning_ratelimit() -> bool;
     }
 
@@ -287,7 +287,11 @@ mod modules {
     ///
     /// Only fields that do not change after the module is formed are read
     /// through it (name, PGO sections), and its state with a volatile
-    /// read: the loader writes the rest while kpgo looks.
+    /// read: the loader writes the rest while kpgo looks, so no Rust
+    /// reference to the whole struct is ever made.
+    ///
+    /// INVARIANT: `module` points to a `struct module` that stays valid
+    /// for `'a` (each constructor says why).
     pub(crate) struct Module<'a> {
         module: *const bindings::module,
         _valid: PhantomData<&'a bindings::module>,
@@ -390,7 +394,8 @@ mod modules {
         fn going(module: &Module<'_>);
     }
 
-    /// A module notifier that can be a `static`, registered at most once.
+    /// A module notifier that can be a `static`, registered at most once
+    /// and never unregistered (kpgo is built in).
     pub(crate) struct ModuleNotifier {
         block: UnsafeCell<bindings::notifier_block>,
         registered: AtomicBool,
@@ -456,29 +461,34 @@ mod modules {
     /// must not load or unload modules). A module leaves the live state
     /// only under `module_mutex` (`delete_module()`), so it stays live
     /// during `visit`, and its GOING notification comes after.
-    pub(crate) fn for_each_loaded_module<F: FnMut(&Module<'_>)>(mut visit: F) {
-        /// # Safety
-        ///
-        /// `context` is the `&mut F` passed below; `module` is on the
-        /// kernel's module list, under `module_mutex`.
-        unsafe extern "C" fn call<F: FnMut(&Module<'_>)>(
-            module: *mut c_void,
-            context: *mut c_void,
-        ) {
-            // SAFETY: `context` is the `&mut F` of this walk, alive and
-            // not otherwise used until the walk returns.
-            let visit = unsafe { &mut *context.cast::<F>() };
-            // INVARIANT: a module stays on the list, hence valid, while
-            // `module_mutex` is held, which `kpgo_for_each_module` holds
-            // across this call.
-            visit(&Module {
-                module: module.cast(),
-                _valid: PhantomData,
-            });
-        }
-        // SAFETY: `call::<F>` has the callback's type and expects `F`;
-        // `context` points to `visit`, which outlives the walk.
-        unsafe { kpgo_for_each_module(call::<F>, ptr::from_mut(&mut visit).cast()) };
+    pub(crate) fn for_each_loaded_module(mut visit: impl FnMut(&Module<'_>)) {
+        let mut visit: &mut dyn FnMut(&Module<'_>) = &mut visit;
+        // SAFETY: `kpgo_walk_modules` passes `context` on to
+        // `kpgo_visit_module` only, during the call; it points to `visit`,
+        // which outlives the call.
+        unsafe { kpgo_walk_modules(ptr::from_mut(&mut visit).cast()) };
+    }
+
+    /// The callback of `kpgo_walk_modules` (`struct module` as `void *`:
+    /// its bindgen type holds fields that the FFI-safety lint flags).
+    ///
+    /// # Safety
+    ///
+    /// Called only by `kpgo_walk_modules`, with the `context` given by
+    /// [`for_each_loaded_module`] and a module on the kernel's list,
+    /// under `module_mutex`.
+    #[no_mangle]
+    unsafe extern "C" fn kpgo_visit_module(module: *mut c_void, context: *mut c_void) {
+        // SAFETY: `context` points to the `&mut dyn FnMut` of the running
+        // walk, alive and not otherwise used until the walk returns.
+        let visit = unsafe { &mut *context.cast::<&mut dyn FnMut(&Module<'_>)>() };
+        // INVARIANT: a module stays on the list, hence valid, while
+        // `module_mutex` is held, which `kpgo_walk_modules` holds
+        // across this call.
+        visit(&Module {
+            module: module.cast(),
+            _valid: PhantomData,
+        });
     }
 
     /// Whether an unload warning may be printed now: at most 10 per 5
