@@ -16,8 +16,22 @@
 //!   `-EINVAL` and changes nothing. One trailing newline is allowed. It
 //!   reads as empty, so that a recursive copy of the directory works.
 //!   Under lockdown debugfs refuses it: no resets there.
-//! - `stats` (0400): `key=value` figures, a first line for the runtime,
-//!   then one per object (see `Registry::stats`).
+//! - `stats` (0400): `key=value` figures, space separated, a first line
+//!   for the runtime, then one per object; keys never change meaning, new
+//!   ones are appended:
+//!
+//!   ```text
+//!   runtime module_slots=256 module_slots_used=N modules_profiled=N modules_refused=N descriptors=N descriptor_bytes=N kept_bytes=N kept_limit_bytes=N
+//!   object=<name> state=live|unloaded functions=N counters=N value_sites=N value_nodes_used=N value_nodes=N values_dropped=N kept_profiles=N kept_bytes=N lost_profiles=N
+//!   ```
+//!
+//!   `module_slots_used` counts the modules profiled now;
+//!   `modules_profiled` and `modules_refused` the instrumented module
+//!   loads since boot that were and were not profiled; `descriptors` and
+//!   `descriptor_bytes` the module descriptors allocated for good (one
+//!   per profiled load); `kept_bytes` the kept profiles of unloaded
+//!   modules, at most `kept_limit_bytes`. An unloaded module's line has
+//!   the figures of its last load.
 //!
 //! The files carry kernel addresses, hence root only.
 

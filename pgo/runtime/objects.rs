@@ -29,10 +29,12 @@
 //! scheme that would have to hold in all those contexts, a published
 //! descriptor is never freed and its slot pointer never reused for another
 //! one: any pointer a hook ever loads from a slot stays valid. The cost is
-//! the descriptor itself, `size_of::<ProfiledObject>()` bytes (about 230,
-//! in a 256-byte allocation) per module load, counted in `pgo/stats`
+//! the descriptor itself, `size_of::<Descriptor>()` bytes (240, in a
+//! 256-byte slab object) per module load, counted in `pgo/stats`
 //! (`descriptors=`, `descriptor_bytes=`); the registry never frees its
-//! entries either.
+//! entries either. Every descriptor stays linked from a static list
+//! ([`NEWEST`]), so that kmemleak, which scans static data, sees them
+//! referenced rather than leaked.
 //!
 //! What a stale descriptor may still touch is bounded by
 //! [`ProfiledObject`]'s contract: after its module's GOING it is asked only
@@ -45,7 +47,9 @@
 //! freed memory. The version word, the one other field a hook could read,
 //! is checked before publication (`ProfiledObject::new_checked`).
 
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+#[cfg(CONFIG_MODULES)]
+use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 
@@ -109,6 +113,41 @@ static SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
 #[cfg(CONFIG_MODULES)]
 static RESERVED: ProfiledObject = ProfiledObject::empty();
 
+/// A module descriptor, allocated once and never freed.
+#[cfg(CONFIG_MODULES)]
+pub(crate) struct Descriptor {
+    object: ProfiledObject,
+    /// The descriptor published before this one.
+    older: *const Descriptor,
+}
+
+/// The newest published descriptor; each links the one before.
+///
+/// INVARIANT: null or a descriptor leaked by [`Reservation::publish`];
+/// only ever replaced by a newer one, whose `older` is the value it
+/// replaces.
+#[cfg(CONFIG_MODULES)]
+static NEWEST: AtomicPtr<Descriptor> = AtomicPtr::new(core::ptr::null_mut());
+
+/// A descriptor allocated and not yet published: dropping it frees it.
+#[cfg(CONFIG_MODULES)]
+pub(crate) struct Unpublished(kernel::alloc::KBox<Descriptor>);
+
+#[cfg(CONFIG_MODULES)]
+impl Unpublished {
+    /// Allocates the descriptor `object` will be published in.
+    pub(crate) fn new(object: ProfiledObject) -> kernel::error::Result<Self> {
+        let descriptor = Descriptor {
+            object,
+            older: core::ptr::null(),
+        };
+        Ok(Self(kernel::alloc::KBox::new(
+            descriptor,
+            kernel::alloc::flags::GFP_KERNEL,
+        )?))
+    }
+}
+
 /// Records a value for a record that vmlinux does not own: the first
 /// module descriptor that owns `record` takes it; if none does, the value
 /// is dropped (a module that is not profiled, or one being unloaded).
@@ -159,17 +198,33 @@ pub(crate) fn reserve() -> Option<Reservation> {
 
 #[cfg(CONFIG_MODULES)]
 impl Reservation {
-    /// Publishes `object` to the hooks, for good: the descriptor is never
-    /// freed (see the module documentation). Infallible, so that it can be
-    /// the last step of a registration.
-    pub(crate) fn publish(self, object: kernel::alloc::KBox<ProfiledObject>) -> Published {
-        let object: &'static ProfiledObject = kernel::alloc::KBox::leak(object);
+    /// Publishes the descriptor to the hooks, for good: it is never freed
+    /// (see the module documentation). Infallible, so that it can be the
+    /// last step of a registration.
+    pub(crate) fn publish(self, descriptor: Unpublished) -> Published {
+        let descriptor: &'static mut Descriptor = kernel::alloc::KBox::leak(descriptor.0);
+        // Linked before it is published, for kmemleak: a lock-free push,
+        // nothing is ever removed from the list.
+        let mut older = NEWEST.load(Ordering::Acquire);
+        loop {
+            descriptor.older = older;
+            let newest = descriptor as *mut Descriptor;
+            // INVARIANT: `descriptor` is leaked and links the value it
+            // replaces.
+            match NEWEST.compare_exchange(older, newest, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => older = now,
+            }
+        }
+        let descriptor: &'static Descriptor = descriptor;
+        let object = &descriptor.object;
         let index = self.index;
         // The slot passes from the reservation to the publication.
         core::mem::forget(self);
-        // INVARIANT: `object` is leaked, hence `'static` and never freed,
-        // and fully initialised before this `Release` store; this slot is
-        // ours (the reservation's invariant, handed on).
+        // INVARIANT: `object` is part of a leaked descriptor, hence
+        // `'static` and never freed, fully initialised before this
+        // `Release` store; this slot is ours (the reservation's
+        // invariant, handed on).
         SLOTS[index].store(
             object as *const ProfiledObject as *mut ProfiledObject,
             Ordering::Release,
@@ -220,6 +275,12 @@ impl Drop for Published {
         SLOTS[self.index].store(core::ptr::null_mut(), Ordering::Release);
     }
 }
+
+/// The size of one module descriptor.
+#[cfg(CONFIG_MODULES)]
+pub(crate) const DESCRIPTOR_BYTES: usize = core::mem::size_of::<Descriptor>();
+#[cfg(not(CONFIG_MODULES))]
+pub(crate) const DESCRIPTOR_BYTES: usize = 0;
 
 /// Slots that hold a module now (reserved or published).
 pub(crate) fn slots_in_use() -> usize {

@@ -152,11 +152,12 @@ impl Entry {
 
     /// Whether this is the entry of the modules named `name`.
     fn is_module(&self, name: &[u8]) -> bool {
-        match self.kind {
+        let module = match self.kind {
             Kind::Vmlinux => false,
             #[cfg(CONFIG_MODULES)]
-            Kind::Module { .. } => self.name.as_bytes() == name,
-        }
+            Kind::Module { .. } => true,
+        };
+        module && self.name.as_bytes() == name
     }
 
     fn kept_bytes(&self) -> usize {
@@ -327,7 +328,7 @@ pub(crate) struct Registry {
     modules_profiled: usize,
     /// Module loads not profiled although instrumented, since boot.
     modules_refused: usize,
-    /// Module descriptors allocated (never freed), since boot.
+    /// Module descriptors published (never freed), since boot.
     descriptors: usize,
 }
 
@@ -399,7 +400,7 @@ impl Registry {
             self.modules_profiled,
             self.modules_refused,
             self.descriptors,
-            self.descriptors * core::mem::size_of::<ProfiledObject>(),
+            self.descriptors * objects::DESCRIPTOR_BYTES,
             self.kept_bytes(),
         )?;
         self.entries.iter().try_for_each(|e| e.write_stats(out))
@@ -455,16 +456,18 @@ impl Registry {
         if existing.is_some_and(|index| self.entries[index].object().is_some()) {
             return Err(Refusal::NameLive);
         }
-        // SAFETY: the descriptor's sections are read only through the
-        // `LiveModule` below, which `module_going` takes out of its entry
-        // when it handles this module's GOING (found by `id`, under the
-        // registry lock) and ends with `withdraw_then`; the hooks read
-        // them as `ProfiledObject` allows. If a later step fails, the
-        // descriptor is dropped unused.
+        // SAFETY: the module is COMING (notifier) or live (walk, under
+        // `module_mutex`), and kpgo's notifier, registered before either
+        // call, gets its GOING notification. The descriptor's sections are
+        // read only through the `LiveModule` below, which `module_going`
+        // takes out of its entry when it handles that notification (found
+        // by `id`, under the registry lock) and ends with `withdraw_then`;
+        // the hooks read them as `ProfiledObject` allows. If a later step
+        // fails, the descriptor is dropped unused.
         let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
         object.set_values_per_site(vmlinux().values_per_site());
         let slot = objects::reserve().ok_or(Refusal::NoSlot)?;
-        let object = KBox::new(object, GFP_KERNEL).map_err(|_| Refusal::Failed(ENOMEM))?;
+        let descriptor = objects::Unpublished::new(object).map_err(Refusal::Failed)?;
         let index = match existing {
             Some(index) => index,
             None => {
@@ -483,7 +486,7 @@ impl Registry {
         };
         // The last step, which cannot fail.
         let live = LiveModule {
-            published: slot.publish(object),
+            published: slot.publish(descriptor),
             id: module.id(),
         };
         self.descriptors += 1;

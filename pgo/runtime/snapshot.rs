@@ -23,6 +23,7 @@ pub(crate) fn measure_profile(object: &ProfiledObject) -> Result<usize> {
 }
 
 /// The raw profile of `object` as it is now.
+#[cfg(CONFIG_MODULES)]
 pub(crate) fn serialize_profile(object: &ProfiledObject) -> Result<VVec<u8>> {
     append_profile(object, VVec::new())
 }
