@@ -5,10 +5,8 @@
  * no way to export a symbol in 6.12, hence this file.
  */
 #include <linux/export.h>
-#include <linux/types.h>
 
-void __llvm_profile_instrument_target(u64 value, void *data, u32 index);
-void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
+#include "kpgo.h"
 
 EXPORT_SYMBOL(__llvm_profile_instrument_target);
 EXPORT_SYMBOL(__llvm_profile_instrument_memop);

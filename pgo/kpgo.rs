@@ -8,28 +8,32 @@
 //! module as raw profiles in debugfs (`/sys/kernel/debug/pgo/`), ready for
 //! `llvm-profdata merge`.
 //!
-//! - [`profile`]: the pure core (layouts, descriptor, writer, value
-//!   profiling), shared with the host test shell.
-//! - `runtime`: the kernel side: the object registry, the hooks, debugfs.
+//! - [`profile`]: the pure core (layouts, descriptor, section checks,
+//!   writer, value profiling), shared with the host test shell.
+//! - `runtime`: the kernel side: the object registry, the hooks, debugfs,
+//!   and the safe wrappers of the C interfaces.
+//!
+//! It is built in, and set up by [`kpgo_init`] at `fs_initcall` time
+//! (`pgo/glue.c`): after debugfs, before most drivers; modules loaded
+//! earlier are found then.
 
+use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 pub mod profile;
 mod runtime;
 
-module! {
-    type: Kpgo,
-    name: "kpgo",
-    author: "kpgo developers",
-    description: "clang instrumentation-PGO profile runtime",
-    license: "GPL",
-}
+/// The prefix of kpgo's log lines, `kpgo: `.
+const __LOG_PREFIX: &[u8] = b"kpgo\0";
 
-struct Kpgo;
-
-impl kernel::Module for Kpgo {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        runtime::init()?;
-        Ok(Kpgo)
+/// Sets kpgo up; called once, by `kpgo_initcall()` in `pgo/glue.c`.
+#[no_mangle]
+pub extern "C" fn kpgo_init() -> c_int {
+    match runtime::init() {
+        Ok(()) => 0,
+        Err(error) => {
+            pr_err!("set-up failed ({error:?}); no profile is exposed\n");
+            error.to_errno()
+        }
     }
 }

@@ -25,6 +25,9 @@ static EMPTY_BITMAP: [u8; 0] = [];
 #[used]
 #[link_section = "__llvm_prf_names"]
 static EMPTY_NAMES: [u8; 0] = [];
+#[used]
+#[link_section = "__llvm_prf_vals"]
+static EMPTY_VALUES: [u64; 0] = [];
 core::arch::global_asm!(
     ".pushsection .rodata.kpgo_version_fallback, \"a\"",
     ".balign 8",

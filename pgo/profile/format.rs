@@ -92,6 +92,14 @@ pub struct Layout {
     pub header_words: usize,
     /// Size of one `__llvm_profile_data` record.
     pub record_size: usize,
+    /// Offset of `CounterPtr` in a data record: the address of the
+    /// function's counters minus the address of the record itself.
+    pub counter_ptr_offset: usize,
+    /// Offset of `BitmapPtr` (relative like `CounterPtr`); versions with a
+    /// bitmap only.
+    pub bitmap_ptr_offset: usize,
+    /// Offset of `NumBitmapBytes` (u32); versions with a bitmap only.
+    pub num_bitmap_bytes_offset: usize,
     /// Offset of the `Values` pointer in a data record.
     pub values_offset: usize,
     /// Offset of `NumCounters` (u32) in a data record.
@@ -109,6 +117,9 @@ pub static LAYOUT_V10: Layout = Layout {
     version: 10,
     header_words: 16,
     record_size: 64,
+    counter_ptr_offset: 16,
+    bitmap_ptr_offset: 24,
+    num_bitmap_bytes_offset: 60,
     values_offset: 40,
     num_counters_offset: 48,
     num_value_sites_offset: 52,
@@ -121,6 +132,9 @@ pub static LAYOUT_V8: Layout = Layout {
     version: 8,
     header_words: 11,
     record_size: 48,
+    counter_ptr_offset: 16,
+    bitmap_ptr_offset: 0,
+    num_bitmap_bytes_offset: 0,
     values_offset: 32,
     num_counters_offset: 40,
     num_value_sites_offset: 44,

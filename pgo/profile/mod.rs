@@ -9,10 +9,13 @@
 //! - [`format`]: raw profile layouts per version, padding rules.
 //! - [`sections`]: the one descriptor type for an instrumented object
 //!   (vmlinux, a module, a host program) and address containment.
+//! - [`check`]: the one-time check of sections that are not trusted (a
+//!   module's), so that hooks, reset and writer stay inside them.
 //! - [`sink`]: where a profile is written: a measuring sink or a buffer.
 //! - [`writer`]: exact sizing and serialization of a descriptor.
 //! - [`value`]: lock-free value profiling with a per-object node pool.
 
+pub mod check;
 pub mod format;
 pub mod sections;
 pub mod sink;

@@ -10,6 +10,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+use super::check::{check_sections, SectionError};
 use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::{NodePool, ValueNode};
 
@@ -92,6 +93,9 @@ pub struct Sections {
     pub bitmap: SectionRange,
     /// `__llvm_prf_names`: compressed function names.
     pub names: SectionRange,
+    /// `__llvm_prf_vals`: the value sites' list heads, which the data
+    /// records' `Values` pointers name.
+    pub values: SectionRange,
     /// `__llvm_prf_vnds`: the value-node pool.
     pub vnodes: SectionRange,
     /// ELF note areas to search for `NT_GNU_BUILD_ID` notes.
@@ -105,6 +109,7 @@ impl Sections {
         counters: SectionRange::EMPTY,
         bitmap: SectionRange::EMPTY,
         names: SectionRange::EMPTY,
+        values: SectionRange::EMPTY,
         vnodes: SectionRange::EMPTY,
         notes: [SectionRange::EMPTY; MAX_NOTE_RANGES],
     };
@@ -128,6 +133,31 @@ pub struct Stats {
 }
 
 /// One instrumented object: its sections, its version and its node pool.
+///
+/// # Trust and lifetime
+///
+/// A descriptor names memory it does not own. Two constructors state what
+/// they assume of it:
+///
+/// - [`ProfiledObject::new`] trusts the contents: the sections are what
+///   the compiler and linker emitted for one linked object (vmlinux, a
+///   host program). Nothing is checked.
+/// - [`ProfiledObject::new_checked`] trusts only the memory (mapped, and
+///   written only by the object's code and by this runtime's atomics), and
+///   checks the contents once (see [`super::check`]): every record whole
+///   and inside the data section, its counters, bitmap and value-site
+///   heads inside their own sections, the node pool aligned, no site head
+///   or node in use yet. A module's sections are checked this way.
+///
+/// The memory contract binds the calls that read the sections, not the
+/// descriptor's existence. [`ProfiledObject::record_target`] reads them
+/// only for a `record` that lies in this object's data section (and, for a
+/// checked descriptor, never reads the version word again); everything
+/// else (writer, reset, stats) reads all of them. So a descriptor may
+/// outlive its object's memory, as the kernel's module descriptors do
+/// (they are never freed), provided that after the memory goes only
+/// `record_target` is called, and only with records of objects that are
+/// still mapped: such a record is never inside the gone object's range.
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
@@ -152,21 +182,17 @@ unsafe impl Sync for ProfiledObject {}
 unsafe impl Send for ProfiledObject {}
 
 impl ProfiledObject {
-    /// Describes an object from its sections and the address of the
-    /// compiler's `__llvm_profile_raw_version` word.
-    ///
-    /// # Safety
-    ///
-    /// For as long as the returned object (or a reference to it) is used:
-    /// every non-empty range of `sections` is mapped and holds what the
-    /// compiler emitted for one linked object (data records whose `Values`
-    /// pointers name that object's value-site heads, counters, bitmap,
-    /// names, a zero-initialised node pool aligned for [`ValueNode`], and
-    /// well-formed ELF notes); `version_word` is null or points to a
-    /// readable `u64`; and no one writes the counters, bitmap, value nodes
-    /// or site heads except instrumented code and this module (through
-    /// atomics).
-    pub const unsafe fn new(sections: Sections, version_word: *const u64) -> Self {
+    /// The descriptor of nothing: it owns no record, has no version (so
+    /// no profile) and reads no memory at all.
+    pub const fn empty() -> Self {
+        let mut object = Self::describe(Sections::EMPTY, core::ptr::null());
+        // No version word: the hooks' check would enable nothing.
+        object.hook_checked = AtomicBool::new(true);
+        object
+    }
+
+    /// A descriptor of `sections`; reads nothing.
+    const fn describe(sections: Sections, version_word: *const u64) -> Self {
         Self {
             pool: NodePool::new(sections.vnodes),
             sections,
@@ -174,6 +200,57 @@ impl ProfiledObject {
             hook_records: [const { AtomicUsize::new(0) }; 2],
             hook_checked: AtomicBool::new(false),
         }
+    }
+
+    /// Describes an object from its sections and the address of the
+    /// compiler's `__llvm_profile_raw_version` word, trusting both.
+    ///
+    /// # Safety
+    ///
+    /// Whenever a method that reads the sections is called (see the type's
+    /// documentation): every non-empty range of `sections` is mapped and
+    /// holds what the compiler emitted for one linked object (data records
+    /// whose `Values` pointers name that object's value-site heads,
+    /// counters, bitmap, names, a zero-initialised node pool aligned for
+    /// [`ValueNode`], and well-formed ELF notes); `version_word` is null or
+    /// points to a readable `u64`; and no one writes the counters, bitmap,
+    /// value nodes or site heads except instrumented code and this module
+    /// (through atomics), nor the data records, names, notes or version
+    /// word at all.
+    pub const unsafe fn new(sections: Sections, version_word: *const u64) -> Self {
+        Self::describe(sections, version_word)
+    }
+
+    /// Describes an object whose contents are not trusted: checks its
+    /// version word and every data record against the sections once, so
+    /// that the hooks, reset and the writer stay inside them. Reads the
+    /// sections and writes nothing. The version word is read here and never
+    /// again by the hooks.
+    ///
+    /// # Safety
+    ///
+    /// Now and whenever a method that reads the sections is called (see the
+    /// type's documentation): every non-empty range of `sections` is mapped,
+    /// readable, and for the counters, bitmap, site heads and node pool
+    /// writable; `version_word` is null or points to a readable `u64`; the
+    /// counters and bitmap are written only by the object's instrumented
+    /// code and this module's atomics; the site heads and node pool only by
+    /// this module's atomics; the data records, names, notes and version
+    /// word not at all.
+    pub unsafe fn new_checked(
+        sections: Sections,
+        version_word: *const u64,
+    ) -> Result<Self, SectionError> {
+        let object = Self::describe(sections, version_word);
+        let version = object.version().map_err(SectionError::Version)?;
+        // SAFETY: the memory contract is the caller's; `check` reads the
+        // records only after checking that they are whole and aligned
+        // inside the data section.
+        unsafe { check_sections(&object.sections, &version)? };
+        // Now the hooks may trust the records: enable them, so that they
+        // never read the version word.
+        object.check_hook_version();
+        Ok(object)
     }
 
     /// The sections this object describes.
@@ -355,6 +432,47 @@ impl DataRecord {
         unsafe { (self.field(offset) as *const u16).read() }
     }
 
+    fn read_u32(&self, offset: usize) -> u32 {
+        // SAFETY: as in `read_u16`; the field is a `u32`.
+        unsafe { (self.field(offset) as *const u32).read() }
+    }
+
+    fn read_u64(&self, offset: usize) -> u64 {
+        // SAFETY: as in `read_u16`; the field is pointer-sized.
+        unsafe { (self.field(offset) as *const u64).read() }
+    }
+
+    /// Number of counters.
+    pub(crate) fn num_counters(&self) -> usize {
+        self.read_u32(self.layout.num_counters_offset) as usize
+    }
+
+    /// The address of the first counter: `CounterPtr` is relative to the
+    /// record.
+    pub(crate) fn counters_address(&self) -> usize {
+        self.addr
+            .wrapping_add(self.read_u64(self.layout.counter_ptr_offset) as usize)
+    }
+
+    /// Number of bitmap bytes (0 for versions without a bitmap).
+    pub(crate) fn num_bitmap_bytes(&self) -> usize {
+        if self.layout.has_bitmap {
+            self.read_u32(self.layout.num_bitmap_bytes_offset) as usize
+        } else {
+            0
+        }
+    }
+
+    /// The address of the first bitmap byte, relative like the counters'.
+    pub(crate) fn bitmap_address(&self) -> usize {
+        if self.layout.has_bitmap {
+            self.addr
+                .wrapping_add(self.read_u64(self.layout.bitmap_ptr_offset) as usize)
+        } else {
+            0
+        }
+    }
+
     /// Number of value sites of kind `kind`.
     #[inline(always)]
     pub(crate) fn value_sites(&self, kind: usize) -> usize {
@@ -430,6 +548,8 @@ macro_rules! linked_image {
             static mut __stop___llvm_prf_bits: u8;
             static mut __start___llvm_prf_names: u8;
             static mut __stop___llvm_prf_names: u8;
+            static mut __start___llvm_prf_vals: u8;
+            static mut __stop___llvm_prf_vals: u8;
             static mut __start___llvm_prf_vnds: u8;
             static mut __stop___llvm_prf_vnds: u8;
             static __llvm_profile_raw_version: u64;
@@ -446,6 +566,7 @@ macro_rules! linked_image {
                 counters: SectionRange::new(&raw mut __start___llvm_prf_cnts, &raw mut __stop___llvm_prf_cnts),
                 bitmap: SectionRange::new(&raw mut __start___llvm_prf_bits, &raw mut __stop___llvm_prf_bits),
                 names: SectionRange::new(&raw mut __start___llvm_prf_names, &raw mut __stop___llvm_prf_names),
+                values: SectionRange::new(&raw mut __start___llvm_prf_vals, &raw mut __stop___llvm_prf_vals),
                 vnodes: SectionRange::new(&raw mut __start___llvm_prf_vnds, &raw mut __stop___llvm_prf_vnds),
                 notes,
             }

@@ -14,13 +14,23 @@
 //! (by compare-and-swap) and a node never leaves its site, so concurrent
 //! walkers, reset and the writer need no lock either.
 //!
-//! What the counts promise under contention, the same as compiler-rt's
-//! runtime and as the compiler's own counters: a count is incremented by a
-//! plain (atomic, relaxed) load and store, not a locked read-modify-write,
-//! because the hooks sit on every indirect call and memop of the kernel and
-//! a locked add costs them about a third more (see `make bench`). So:
-//! - no value is ever recorded that was not seen, and no value is listed
-//!   twice at one site (CPUs appending at the same time meet at the tail);
+//! What the lists and counts promise under contention, the same as
+//! compiler-rt's runtime and as the compiler's own counters: a count is
+//! incremented by a plain (atomic, relaxed) load and store, not a locked
+//! read-modify-write, because the hooks sit on every indirect call and memop
+//! of the kernel and a locked add costs them about a third more (see `make
+//! bench`). So:
+//! - no value is ever recorded that was not seen;
+//! - a site never lists more values than its limit;
+//! - at a site that has never been full, no value is listed twice: CPUs
+//!   that append at the same time meet at the tail, and the loser of the
+//!   compare-and-swap walks on from the winner's node;
+//! - once a site is full, a value may be listed twice: two CPUs evicting at
+//!   the same time for the same new value may replace two different
+//!   victims. `llvm-profdata` (19) reads such a site as it is: both
+//!   entries stay, in `show` and after `merge` (which pairs equal values
+//!   one to one when it adds profiles), so the site's total is right and
+//!   the value's calls are split over two entries;
 //! - below the per-site limit every value seen is listed, unless the pool
 //!   is exhausted (each such value is counted in `dropped`);
 //! - a count never exceeds the calls that saw its value, except that an
@@ -28,6 +38,9 @@
 //! - increments of one value by CPUs at the same instant may be lost
 //!   (single-threaded, counts are exact);
 //! - once a site is full, the eviction step can lose a call when it races.
+//!
+//! Counts wrap at 2^64 rather than check for overflow: no panic path on a
+//! hook that runs in NMI context.
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -230,7 +243,8 @@ impl ProfiledObject {
         let mut link = head;
         while let Some(node) = link.load() {
             if node.value() == value {
-                node.count.store(node.count() + 1, Ordering::Relaxed);
+                node.count
+                    .store(node.count().wrapping_add(1), Ordering::Relaxed);
                 return;
             }
             link = &node.next;
@@ -246,7 +260,7 @@ impl ProfiledObject {
     fn add_value(&self, head: &ValueNodeLink, value: u64) {
         let limit = self.values_per_site() as usize;
         let mut link = head;
-        let mut listed = 0;
+        let mut listed = 0usize;
         let mut fresh: Option<&ValueNode> = None;
         loop {
             // Walk to the tail, counting `value` if it is already listed.
@@ -254,10 +268,11 @@ impl ProfiledObject {
                 if node.value() == value {
                     // If another CPU listed `value` first, a node we took
                     // stays unlinked: one pool node is lost, no count is.
-                    node.count.store(node.count() + 1, Ordering::Relaxed);
+                    node.count
+                        .store(node.count().wrapping_add(1), Ordering::Relaxed);
                     return;
                 }
-                listed += 1;
+                listed = listed.wrapping_add(1);
                 link = &node.next;
             }
             if listed >= limit {
@@ -315,9 +330,11 @@ fn evict(victim: &ValueNode, value: u64) {
         }
     } else {
         // One attempt: a lost race loses this call, never underflows.
-        let _ =
-            victim
-                .count
-                .compare_exchange(count, count - 1, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = victim.count.compare_exchange(
+            count,
+            count.wrapping_sub(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
 }

@@ -3,13 +3,15 @@
 //! The value-profiling hooks called by instrumented code.
 //!
 //! They run in any context, from the first instruction of `start_kernel`
-//! to NMI handlers: they take no lock, allocate nothing, never sleep and
-//! call no instrumented code (this crate is built without instrumentation
-//! and the core only uses atomics). Data races are excluded by atomics.
+//! to NMI handlers and idle: they take no lock, allocate nothing, never
+//! sleep, call no instrumented code (this crate is built without
+//! instrumentation and the core only uses atomics) and have no panic path
+//! (no overflow check, no bounds check that can fail). Data races are
+//! excluded by atomics.
 
 use core::ffi::c_void;
 
-use super::objects::{module_owner_of, vmlinux};
+use super::objects::vmlinux;
 use crate::profile::format::memop_size_bucket;
 
 /// Records `value` as a target of indirect-call site `index` of the
@@ -18,8 +20,8 @@ use crate::profile::format::memop_size_bucket;
 extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
     let record = data as usize;
     // vmlinux's own record test decides for its records (the common case)
-    // without a range lookup; only a record it rejects is looked up among
-    // the modules.
+    // without a lookup; only a record it rejects is looked up among the
+    // modules.
     if !vmlinux().record_target(record, index, value) {
         record_module_target(record, index, value);
     }
@@ -27,13 +29,17 @@ extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, in
 
 /// [`__llvm_profile_instrument_target`] for a record vmlinux does not own.
 /// Out of line, so that vmlinux's path saves no registers.
+#[cfg(CONFIG_MODULES)]
 #[cold]
 #[inline(never)]
 fn record_module_target(record: usize, index: u32, value: u64) {
-    if let Some(module) = module_owner_of(record) {
-        module.record_target(record, index, value);
-    }
+    super::objects::record_module_target(record, index, value);
 }
+
+/// Without modules, only vmlinux has records.
+#[cfg(not(CONFIG_MODULES))]
+#[inline(always)]
+fn record_module_target(_record: usize, _index: u32, _value: u64) {}
 
 /// Records the size bucket of `size` at memop site `index` of `data`.
 #[no_mangle]

@@ -2,30 +2,33 @@
 
 //! The kernel side of kpgo.
 //!
-//! - `objects`: vmlinux's descriptor and the lock-free lookup of the object
-//!   that owns a data record, for the hooks.
+//! - `objects`: vmlinux's descriptor and the module slots the hooks scan;
+//!   module descriptors are never freed.
 //! - `hooks`: the functions the compiler's instrumentation calls.
-//! - `registry`: vmlinux and every module ever loaded, by name; the module
-//!   notifier; kept profiles of unloaded modules.
-//! - `snapshot`: a profile serialized at `open()`, so that every read sees
-//!   the same bytes.
+//! - `registry`: vmlinux and every module ever loaded, by name; module
+//!   registration (fallible steps first, publication last) and unload;
+//!   kept profiles of unloaded modules.
+//! - `snapshot`: a profile serialized in one piece.
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
+//! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
+//!   `file_operations`, the module notifier, the module walk, a rate
+//!   limit); with `pgo/glue.c`, the C side.
 
 use kernel::prelude::*;
 
 mod debugfs;
 mod hooks;
+mod kernel_api;
 mod objects;
 mod registry;
 mod snapshot;
 
-/// Checks vmlinux's profile version and publishes the debugfs files. An
-/// unsupported version is logged once and exposes nothing.
+/// Checks vmlinux's profile version and sets up the registry and its
+/// files. An unsupported version is logged once and exposes nothing.
 pub(crate) fn init() -> Result {
     if let Err(error) = objects::vmlinux().version() {
         pr_err!("{error}; no profile is exposed\n");
         return Ok(());
     }
-    debugfs::create()?;
     registry::init()
 }

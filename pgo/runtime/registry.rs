@@ -4,86 +4,160 @@
 //! that was ever loaded.
 //!
 //! vmlinux and modules are [`Entry`]s alike, so files, reset, stats and
-//! snapshots take one path. A module is registered by the module notifier
-//! at `MODULE_STATE_COMING`, before its init function runs, and published
-//! to the hooks; at `MODULE_STATE_GOING`, after its exit function, its
-//! profile is kept (up to `CONFIG_PGO_KEPT_PROFILES_KB` in all) and its
-//! descriptor withdrawn. A module loaded again gets its kept profiles
-//! followed by the live one in its file: concatenated raw profiles, which
-//! `llvm-profdata merge` sums.
+//! snapshots take one path. Entries are never freed: each has its
+//! `<name>.profraw` file, which names it by its index.
+//!
+//! # Names
+//!
+//! vmlinux's entry is of its own kind: a module is looked up only among
+//! module entries, so no module can find, replace or reset it, and a
+//! module named `vmlinux` (whose file would clash with vmlinux's) is not
+//! profiled. Modules of one name loaded one after the other share one
+//! entry and one file: the kept profiles of earlier loads, then the live
+//! one, concatenated raw profiles that `llvm-profdata merge` sums.
+//!
+//! # Module lifecycle
+//!
+//! At `MODULE_STATE_COMING`, before the module's init function runs, every
+//! step that can fail comes first: the name, the check of the module's
+//! sections (`ProfiledObject::new_checked`), a slot, the descriptor's
+//! allocation, the entry and its file. Publishing the descriptor to the
+//! hooks is the last step and cannot fail; it yields the guard whose drop
+//! withdraws the slot. A module that fails any step is not profiled: one
+//! log line, nothing written, counted in `modules_refused`.
+//!
+//! At `MODULE_STATE_GOING`, after the module's exit function, the module
+//! (found by its identity, not its name) is withdrawn, its final profile
+//! kept (up to `CONFIG_PGO_KEPT_PROFILES_KB` in all) and the descriptor
+//! left to the hooks that may still hold it (`objects`).
+//!
+//! Modules loaded before kpgo's initcall are registered by a walk over the
+//! live modules at init, after the notifier is registered: a module seen
+//! by both is registered once (the second sees it registered, by its
+//! identity). The walk leaves out modules still COMING (`pgo/glue.c` says
+//! why), and a live module's GOING notification comes after the walk.
 //!
 //! Management (notifier, open, reset, stats) is serialized by one mutex;
 //! the hooks never take it: they see modules through `objects`' slots.
 
-use core::ffi::c_void;
+use core::fmt::{self, Write};
 use core::pin::Pin;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use kernel::bindings;
-use kernel::error::to_result;
-use kernel::ffi::{c_int, c_ulong};
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::lock::{mutex::MutexBackend, Guard};
 use kernel::sync::Mutex;
 
-use super::debugfs;
-use super::objects::{self, vmlinux};
-use super::snapshot::{serialize_profile, Snapshot};
-use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+use super::debugfs::{self, ProfileFile};
+use super::kernel_api::Dir;
+use super::objects::{self, vmlinux, MODULE_SLOTS};
+use super::snapshot::append_profile;
+use crate::profile::sections::{ProfiledObject, Stats};
+
+#[cfg(CONFIG_MODULES)]
+use super::kernel_api::{for_each_loaded_module, unload_warning_allowed, Module};
+#[cfg(CONFIG_MODULES)]
+use super::kernel_api::{ModuleEvents, ModuleNotifier};
+#[cfg(CONFIG_MODULES)]
+use super::snapshot::{measure_profile, serialize_profile};
+#[cfg(CONFIG_MODULES)]
+use crate::profile::check::SectionError;
 
 /// Bytes of kept profiles of unloaded modules, all modules together.
-const KEPT_PROFILES_LIMIT: usize = bindings::CONFIG_PGO_KEPT_PROFILES_KB as usize * 1024;
+#[cfg(CONFIG_MODULES)]
+const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB as usize * 1024;
+#[cfg(not(CONFIG_MODULES))]
+const KEPT_PROFILES_LIMIT: usize = 0;
 
-/// Longest module name, with its NUL.
+/// Longest module name, with its NUL (`MODULE_NAME_LEN` on 64-bit).
 const NAME_LEN: usize = 56;
 
+/// The name of an entry: `vmlinux`, or a module's name.
+struct Name {
+    bytes: [u8; NAME_LEN],
+    len: usize,
+}
+
+impl Name {
+    fn new(name: &[u8]) -> Self {
+        let len = name.len().min(NAME_LEN - 1);
+        let mut bytes = [0; NAME_LEN];
+        bytes[..len].copy_from_slice(&name[..len]);
+        Self { bytes, len }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(core::str::from_utf8(self.as_bytes()).unwrap_or("?"))
+    }
+}
+
 /// A module that is loaded now.
+#[cfg(CONFIG_MODULES)]
 struct LiveModule {
-    object: KBox<ProfiledObject>,
-    slot: usize,
+    /// Its descriptor, published to the hooks until this is dropped.
+    published: objects::Published,
+    /// The `struct module` it belongs to (`Module::id`).
+    id: usize,
+}
+
+/// What an entry profiles.
+enum Kind {
+    /// The kernel image, live for good.
+    Vmlinux,
+    /// A module, live while it is loaded.
+    #[cfg(CONFIG_MODULES)]
+    Module {
+        live: Option<LiveModule>,
+        /// The figures of the last load, once unloaded.
+        last: Stats,
+    },
 }
 
 /// The profiled object behind one `<name>.profraw` file.
 pub(crate) struct Entry {
-    name: [u8; NAME_LEN],
-    name_len: usize,
-    /// vmlinux (for good) or a loaded module.
-    live: Option<Live>,
+    kind: Kind,
+    name: Name,
     /// Profiles of earlier loads of the module, oldest first.
     kept: KVec<VVec<u8>>,
-    /// Unloads whose profile was not kept: over the limit or no memory.
+    /// Unloads whose profile was not kept.
     lost: usize,
 }
 
-enum Live {
-    Vmlinux,
-    Module(LiveModule),
-}
-
 impl Entry {
-    fn new(name: &[u8], live: Live) -> Self {
-        let mut entry = Entry {
-            name: [0; NAME_LEN],
-            name_len: name.len().min(NAME_LEN - 1),
-            live: Some(live),
+    fn new(kind: Kind, name: Name) -> Self {
+        Self {
+            kind,
+            name,
             kept: KVec::new(),
             lost: 0,
-        };
-        entry.name[..entry.name_len].copy_from_slice(&name[..entry.name_len]);
-        entry
-    }
-
-    /// The object or module name.
-    pub(crate) fn name(&self) -> &[u8] {
-        &self.name[..self.name_len]
-    }
-
-    fn object(&self) -> Option<&ProfiledObject> {
-        match self.live.as_ref()? {
-            Live::Vmlinux => Some(vmlinux()),
-            Live::Module(module) => Some(&module.object),
         }
+    }
+
+    /// The live object, if any.
+    fn object(&self) -> Option<&ProfiledObject> {
+        match &self.kind {
+            Kind::Vmlinux => Some(vmlinux()),
+            #[cfg(CONFIG_MODULES)]
+            Kind::Module { live, .. } => live.as_ref().map(|live| live.published.object()),
+        }
+    }
+
+    /// Whether this is the entry of the modules named `name`.
+    fn is_module(&self, name: &[u8]) -> bool {
+        let module = match self.kind {
+            Kind::Vmlinux => false,
+            #[cfg(CONFIG_MODULES)]
+            Kind::Module { .. } => true,
+        };
+        module && self.name.as_bytes() == name
     }
 
     fn kept_bytes(&self) -> usize {
@@ -91,47 +165,47 @@ impl Entry {
     }
 
     /// Kept profiles, then the live one, as one file.
-    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
-        let mut prefix = VVec::new();
+    fn snapshot(&self) -> Result<VVec<u8>> {
+        let mut bytes = VVec::new();
         for profile in self.kept.iter() {
-            prefix.extend_from_slice(profile, GFP_KERNEL)?;
+            bytes.extend_from_slice(profile, GFP_KERNEL)?;
         }
         match self.object() {
-            Some(object) => Snapshot::profile(object, prefix),
-            None => Ok(Snapshot::from_bytes(prefix)),
+            Some(object) => append_profile(object, bytes),
+            None => Ok(bytes),
         }
     }
 
     /// Zeroes the live counters and values and forgets kept profiles.
-    pub(crate) fn reset(&mut self) -> Result {
+    fn reset(&mut self) -> Result {
         self.kept = KVec::new();
         self.lost = 0;
         match self.object() {
+            // The version was checked when the object was registered.
             Some(object) => object.reset().map_err(|_| EINVAL),
             None => Ok(()),
         }
     }
 
-    fn write_stats(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
-        let name = core::str::from_utf8(self.name()).unwrap_or("?");
-        let state = if self.live.is_some() { "live" } else { "kept" };
-        write!(out, "{name} {state}")?;
-        if let Some(object) = self.object() {
-            let s = object.stats();
-            write!(
-                out,
-                " functions={} counters={} value_sites={} nodes={}/{} dropped={}",
-                s.functions,
-                s.counters,
-                s.value_sites,
-                s.nodes_used,
-                s.nodes_capacity,
-                s.values_dropped
-            )?;
-        }
+    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
+        let (state, stats) = match (&self.kind, self.object()) {
+            (_, Some(object)) => ("live", object.stats()),
+            #[cfg(CONFIG_MODULES)]
+            (Kind::Module { last, .. }, None) => ("unloaded", *last),
+            _ => ("unloaded", Stats::default()),
+        };
         writeln!(
             out,
-            " kept_profiles={} kept_bytes={} lost_profiles={}",
+            "object={} state={state} functions={} counters={} value_sites={} \
+             value_nodes_used={} value_nodes={} values_dropped={} \
+             kept_profiles={} kept_bytes={} lost_profiles={}",
+            self.name,
+            stats.functions,
+            stats.counters,
+            stats.value_sites,
+            stats.nodes_used,
+            stats.nodes_capacity,
+            stats.values_dropped,
             self.kept.len(),
             self.kept_bytes(),
             self.lost
@@ -139,226 +213,419 @@ impl Entry {
     }
 }
 
-/// All entries. Entries are boxed and never freed, so that debugfs files
-/// can name them by address.
+/// What a `reset` command names.
+#[derive(Debug, PartialEq, Eq)]
+enum ResetTarget<'a> {
+    /// `1` or `all`: every entry.
+    All,
+    /// `vmlinux`: the kernel image only.
+    Vmlinux,
+    /// `module:<name>`, or `<name>` if it is none of the words above and
+    /// does not start with `module:`.
+    Module(&'a [u8]),
+}
+
+impl<'a> ResetTarget<'a> {
+    fn parse(command: &'a [u8]) -> Result<Self> {
+        if core::str::from_utf8(command).is_err() {
+            return Err(EINVAL);
+        }
+        let target = match command {
+            b"1" | b"all" => ResetTarget::All,
+            b"vmlinux" => ResetTarget::Vmlinux,
+            _ => ResetTarget::Module(command.strip_prefix(b"module:").unwrap_or(command)),
+        };
+        match target {
+            ResetTarget::Module(b"") => Err(EINVAL),
+            target => Ok(target),
+        }
+    }
+}
+
+/// Why a module is not profiled.
+#[cfg(CONFIG_MODULES)]
+enum Refusal {
+    /// Its name is vmlinux's.
+    NamedVmlinux,
+    /// A module of the same name is live (cannot happen: the loader
+    /// refuses a second module of a name).
+    NameLive,
+    /// Its sections failed the check.
+    Sections(SectionError),
+    /// Every slot is taken.
+    NoSlot,
+    /// An allocation or the debugfs file failed.
+    Failed(Error),
+}
+
+#[cfg(CONFIG_MODULES)]
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NamedVmlinux => f.write_str("the name vmlinux is the kernel's"),
+            Refusal::NameLive => f.write_str("a module of this name is already profiled"),
+            Refusal::Sections(error) => error.fmt(f),
+            Refusal::NoSlot => write!(f, "all {MODULE_SLOTS} module slots are in use"),
+            Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
+            Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
+        }
+    }
+}
+
+/// Why a module's profile was not kept at unload.
+#[cfg(CONFIG_MODULES)]
+enum Lost {
+    /// It would take the kept profiles beyond the limit.
+    OverLimit,
+    /// No memory for it.
+    NoMemory,
+    /// It could not be serialized.
+    Serialization(Error),
+}
+
+#[cfg(CONFIG_MODULES)]
+impl fmt::Display for Lost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lost::OverLimit => write!(
+                f,
+                "kept profiles would exceed CONFIG_PGO_KEPT_PROFILES_KB={}",
+                KEPT_PROFILES_LIMIT / 1024
+            ),
+            Lost::NoMemory => f.write_str("out of memory"),
+            Lost::Serialization(error) => write!(f, "serialization failed: {error:?}"),
+        }
+    }
+}
+
+/// The final profile of a module at unload, if it fits in `budget` bytes.
+#[cfg(CONFIG_MODULES)]
+fn final_profile(object: &ProfiledObject, budget: usize) -> Result<VVec<u8>, Lost> {
+    // Measured first: a profile over the limit is not even allocated.
+    if measure_profile(object).map_err(Lost::Serialization)? > budget {
+        return Err(Lost::OverLimit);
+    }
+    let profile = serialize_profile(object).map_err(|error| {
+        if error == ENOMEM {
+            Lost::NoMemory
+        } else {
+            Lost::Serialization(error)
+        }
+    })?;
+    // It may have grown since it was measured.
+    if profile.len() > budget {
+        return Err(Lost::OverLimit);
+    }
+    Ok(profile)
+}
+
+/// All entries, and what the runtime as a whole reports.
 pub(crate) struct Registry {
-    entries: KVec<KBox<Entry>>,
+    entries: KVec<Entry>,
+    /// The `pgo` directory, once its fixed files exist.
+    dir: Option<Dir>,
+    /// Module loads profiled, since boot.
+    modules_profiled: usize,
+    /// Module loads not profiled although instrumented, since boot.
+    modules_refused: usize,
+    /// Module descriptors published (never freed), since boot.
+    descriptors: usize,
+}
+
+/// Appends `entry` and creates its file `<name>.profraw` in `dir`, which
+/// names it by its index; returns the index.
+fn add_entry(entries: &mut KVec<Entry>, dir: &Dir, entry: Entry) -> Result<usize> {
+    const SUFFIX: &[u8] = b".profraw\0";
+    entries.reserve(1, GFP_KERNEL)?;
+    let index = entries.len();
+    let name = entry.name.as_bytes();
+    let mut file_name = [0u8; NAME_LEN + SUFFIX.len()];
+    file_name[..name.len()].copy_from_slice(name);
+    file_name[name.len()..name.len() + SUFFIX.len()].copy_from_slice(SUFFIX);
+    let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
+    dir.snapshot_file::<ProfileFile>(file_name, index)?;
+    // Cannot fail: the room was reserved above. Were it to fail, the file
+    // would name no entry, and opening it would fail with ENODEV.
+    entries.push(entry, GFP_KERNEL)?;
+    Ok(index)
 }
 
 impl Registry {
-    fn find(&mut self, name: &[u8]) -> Option<&mut Entry> {
-        self.entries
-            .iter_mut()
-            .map(|e| &mut **e)
-            .find(|e| e.name() == name)
+    const fn new() -> Self {
+        Self {
+            entries: KVec::new(),
+            dir: None,
+            modules_profiled: 0,
+            modules_refused: 0,
+            descriptors: 0,
+        }
     }
 
     fn kept_bytes(&self) -> usize {
         self.entries.iter().map(|e| e.kept_bytes()).sum()
     }
 
-    /// Applies a `reset` command: `1` or `all`, `vmlinux` or a module name.
-    pub(crate) fn reset(&mut self, command: &[u8]) -> Result {
-        if command == b"1" || command == b"all" {
-            for entry in self.entries.iter_mut() {
-                entry.reset()?;
-            }
-            return Ok(());
-        }
-        self.find(command).ok_or(EINVAL)?.reset()
+    /// The contents of the `.profraw` file of entry `index`.
+    pub(crate) fn profile(&self, index: usize) -> Result<VVec<u8>> {
+        self.entries.get(index).ok_or(ENODEV)?.snapshot()
     }
 
-    /// One line per entry.
-    pub(crate) fn write_stats(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+    /// Applies a `reset` command (see [`ResetTarget`]); an unknown name or
+    /// a malformed command is `EINVAL` and changes nothing.
+    pub(crate) fn reset(&mut self, command: &[u8]) -> Result {
+        let target = ResetTarget::parse(command)?;
+        let mut entries = self.entries.iter_mut();
+        let entry = match target {
+            ResetTarget::All => return entries.try_for_each(|entry| entry.reset()),
+            ResetTarget::Vmlinux => entries.find(|entry| matches!(entry.kind, Kind::Vmlinux)),
+            ResetTarget::Module(name) => entries.find(|entry| entry.is_module(name)),
+        };
+        entry.ok_or(EINVAL)?.reset()
+    }
+
+    /// The `stats` file: the runtime, then one line per entry.
+    pub(crate) fn stats(&self) -> Result<VVec<u8>> {
+        let mut text = Text(VVec::new());
+        self.write_stats(&mut text).map_err(|_| ENOMEM)?;
+        Ok(text.0)
+    }
+
+    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
+        writeln!(
+            out,
+            "runtime module_slots={MODULE_SLOTS} module_slots_used={} modules_profiled={} \
+             modules_refused={} descriptors={} descriptor_bytes={} kept_bytes={} \
+             kept_limit_bytes={KEPT_PROFILES_LIMIT}",
+            objects::slots_in_use(),
+            self.modules_profiled,
+            self.modules_refused,
+            self.descriptors,
+            self.descriptors * objects::DESCRIPTOR_BYTES,
+            self.kept_bytes(),
+        )?;
         self.entries.iter().try_for_each(|e| e.write_stats(out))
     }
+}
 
-    /// Registers vmlinux.
-    fn add_vmlinux(&mut self) -> Result {
-        self.add(KBox::new(
-            Entry::new(b"vmlinux", Live::Vmlinux),
-            GFP_KERNEL,
-        )?)
+#[cfg(CONFIG_MODULES)]
+impl Registry {
+    /// The entry of the module `id` if it is live.
+    fn live_module(&self, id: usize) -> Option<usize> {
+        self.entries.iter().position(|entry| match &entry.kind {
+            Kind::Module {
+                live: Some(live), ..
+            } => live.id == id,
+            _ => false,
+        })
     }
 
-    /// Takes `entry` for good and gives it its file.
-    fn add(&mut self, entry: KBox<Entry>) -> Result {
-        let address = &*entry as *const Entry;
-        self.entries.push(entry, GFP_KERNEL)?;
-        // SAFETY: entries are never freed; the file may name this one.
-        unsafe { debugfs::create_profile_file(address) }
+    /// A live module found by the walk at init: registered as at COMING.
+    fn module_loaded(&mut self, module: &Module<'_>) {
+        // Checked again under the registry lock, which GOING takes too.
+        if module.is_live() {
+            self.module_coming(module);
+        }
     }
 
-    /// `MODULE_STATE_COMING`: describes the module and publishes it.
-    fn module_coming(&mut self, module: &bindings::module) -> Result {
-        let pgo = &module.pgo;
-        if pgo.data_size == 0 {
-            return Ok(()); // not instrumented
+    /// `MODULE_STATE_COMING` (or a module found by the walk): registers an
+    /// instrumented module once.
+    fn module_coming(&mut self, module: &Module<'_>) {
+        if !module.is_instrumented() || self.live_module(module.id()).is_some() {
+            return;
         }
-        let name = module_name(module);
-        let object = KBox::new(
-            // SAFETY: the loader placed these sections in the module's
-            // memory, which stays mapped until after `MODULE_STATE_GOING`,
-            // when `module_going` withdraws and frees this descriptor.
-            unsafe { ProfiledObject::new(module_sections(pgo), version_word(pgo)) },
-            GFP_KERNEL,
-        )?;
-        if let Err(error) = object.version() {
-            pr_err!("module {}: {error}; not profiled\n", Name(name));
-            return Ok(());
+        let name = Name::new(module.name());
+        match self.register(module, &name) {
+            Ok(()) => self.modules_profiled += 1,
+            Err(refusal) => {
+                self.modules_refused += 1;
+                pr_err!("module {name}: {refusal}; not profiled\n");
+            }
         }
+    }
+
+    /// Registers and publishes `module`: every fallible step first,
+    /// publication last.
+    fn register(&mut self, module: &Module<'_>, name: &Name) -> Result<(), Refusal> {
+        if name.as_bytes() == b"vmlinux" {
+            return Err(Refusal::NamedVmlinux);
+        }
+        let existing = self
+            .entries
+            .iter()
+            .position(|entry| entry.is_module(name.as_bytes()));
+        if existing.is_some_and(|index| self.entries[index].object().is_some()) {
+            return Err(Refusal::NameLive);
+        }
+        // SAFETY: the module is COMING (notifier) or live (walk, under
+        // `module_mutex`), and kpgo's notifier, registered before either
+        // call, gets its GOING notification. The descriptor's sections are
+        // read only through the `LiveModule` below, which `module_going`
+        // takes out of its entry when it handles that notification (found
+        // by `id`, under the registry lock) and ends with `withdraw_then`;
+        // the hooks read them as `ProfiledObject` allows. If a later step
+        // fails, the descriptor is dropped unused.
+        let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
         object.set_values_per_site(vmlinux().values_per_site());
-        // SAFETY: `object` is withdrawn in `module_going` before it is
-        // dropped.
-        let Some(slot) = (unsafe { objects::publish(&object) }) else {
-            pr_warn!("module {}: no free slot, not profiled\n", Name(name));
-            return Ok(());
+        let slot = objects::reserve().ok_or(Refusal::NoSlot)?;
+        let descriptor = objects::Unpublished::new(object).map_err(Refusal::Failed)?;
+        let index = match existing {
+            Some(index) => index,
+            None => {
+                let dir = self.dir.as_ref().ok_or(Refusal::Failed(ENODEV))?;
+                let kind = Kind::Module {
+                    live: None,
+                    last: Stats::default(),
+                };
+                add_entry(
+                    &mut self.entries,
+                    dir,
+                    Entry::new(kind, Name::new(name.as_bytes())),
+                )
+                .map_err(Refusal::Failed)?
+            }
         };
-        let live = Live::Module(LiveModule { object, slot });
-        match self.find(name) {
-            Some(entry) => entry.live = Some(live),
-            None => self.add(KBox::new(Entry::new(name, live), GFP_KERNEL)?)?,
+        // The last step, which cannot fail.
+        let live = LiveModule {
+            published: slot.publish(descriptor),
+            id: module.id(),
+        };
+        self.descriptors += 1;
+        if let Kind::Module { live: place, .. } = &mut self.entries[index].kind {
+            *place = Some(live);
         }
         Ok(())
     }
 
-    /// `MODULE_STATE_GOING`: keeps the final profile, withdraws the module.
-    fn module_going(&mut self, module: &bindings::module) {
-        let name = module_name(module);
+    /// `MODULE_STATE_GOING`: withdraws the module, keeps its final
+    /// profile. A module that was not registered (not instrumented,
+    /// refused) has no live entry and is ignored.
+    fn module_going(&mut self, module: &Module<'_>) {
+        let Some(index) = self.live_module(module.id()) else {
+            return;
+        };
         let budget = KEPT_PROFILES_LIMIT.saturating_sub(self.kept_bytes());
-        let Some(entry) = self.find(name) else {
+        let entry = &mut self.entries[index];
+        let Kind::Module { live, last } = &mut entry.kind else {
             return;
         };
-        let Some(Live::Module(live)) = entry.live.take() else {
+        let Some(gone) = live.take() else {
             return;
         };
-        objects::withdraw(live.slot);
-        // The module's code has stopped: its counters are final.
-        match serialize_profile(&live.object) {
-            Ok(profile) if profile.len() <= budget => {
-                if entry.kept.push(profile, GFP_KERNEL).is_err() {
-                    entry.lost += 1;
-                }
-            }
-            _ => {
-                entry.lost += 1;
-                pr_warn!(
-                    "module {}: profile not kept (CONFIG_PGO_KEPT_PROFILES_KB={} reached)\n",
-                    Name(name),
-                    bindings::CONFIG_PGO_KEPT_PROFILES_KB
-                );
+        // Withdrawn first: its exit function has run, the counters are
+        // final but for code that outlives it (async work, timers), whose
+        // values are no longer recorded.
+        let profile = gone.published.withdraw_then(|object| {
+            *last = object.stats();
+            final_profile(object, budget)
+        });
+        let kept = profile.and_then(|profile| {
+            entry
+                .kept
+                .push(profile, GFP_KERNEL)
+                .map_err(|_| Lost::NoMemory)
+        });
+        if let Err(reason) = kept {
+            entry.lost += 1;
+            if unload_warning_allowed() {
+                pr_warn!("module {}: profile not kept ({reason})\n", entry.name);
             }
         }
-        // `live.object` is dropped here, after its withdrawal.
     }
 }
 
-/// Displays a module name.
-struct Name<'a>(&'a [u8]);
+/// A growable text buffer for `write!`.
+struct Text(VVec<u8>);
 
-impl core::fmt::Display for Name<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(core::str::from_utf8(self.0).unwrap_or("?"))
+impl Write for Text {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
     }
 }
 
-fn module_name(module: &bindings::module) -> &[u8] {
-    let name = &module.name;
-    let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-    &name[..len]
-}
-
-fn range(start: *mut c_void, len: u32) -> SectionRange {
-    SectionRange::from_len(start.cast(), len as usize)
-}
-
-fn module_sections(pgo: &bindings::module_pgo_sections) -> Sections {
-    let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
-    notes[0] = range(pgo.notes, pgo.notes_size);
-    Sections {
-        data: range(pgo.data, pgo.data_size),
-        counters: range(pgo.counters, pgo.counters_size),
-        bitmap: range(pgo.bitmap, pgo.bitmap_size),
-        names: range(pgo.names, pgo.names_size),
-        vnodes: range(pgo.vnodes, pgo.vnodes_size),
-        notes,
-    }
-}
-
-/// The module's own version word, or vmlinux's if the module has none
-/// (a module built by the same compiler always has one).
-fn version_word(pgo: &bindings::module_pgo_sections) -> *const u64 {
-    if pgo.raw_version.is_null() {
-        objects::vmlinux_version_word()
-    } else {
-        pgo.raw_version
-    }
-}
-
-/// The registry, set up once at boot and never freed.
+/// The registry: set once by [`init`], never freed.
 static REGISTRY: AtomicPtr<Mutex<Registry>> = AtomicPtr::new(ptr::null_mut());
 
-/// Locks the registry. `init` must have succeeded.
-pub(crate) fn lock() -> Guard<'static, Registry, MutexBackend> {
-    // SAFETY: set once by `init` before any file or notifier exists, and
-    // never freed.
-    unsafe { &*REGISTRY.load(Ordering::Acquire) }.lock()
+/// Locks the registry; `ENODEV` before [`init`] created it.
+pub(crate) fn lock() -> Result<Guard<'static, Registry, MutexBackend>> {
+    let registry = REGISTRY.load(Ordering::Acquire);
+    // SAFETY: `REGISTRY` is null or, stored once by `init`, a pointer from
+    // `KBox::into_raw` to an initialised, pinned mutex that is never freed
+    // nor moved.
+    let registry = unsafe { registry.as_ref() }.ok_or(ENODEV)?;
+    Ok(registry.lock())
 }
 
-/// A `notifier_block` that can be a `static`.
-#[repr(transparent)]
-struct Notifier(core::cell::UnsafeCell<bindings::notifier_block>);
+#[cfg(CONFIG_MODULES)]
+struct Events;
 
-// SAFETY: only the notifier chain, under its own lock, writes the block.
-unsafe impl Sync for Notifier {}
-
-static MODULE_NOTIFIER: Notifier =
-    Notifier(core::cell::UnsafeCell::new(bindings::notifier_block {
-        notifier_call: Some(module_event),
-        next: ptr::null_mut(),
-        priority: 0,
-    }));
-
-unsafe extern "C" fn module_event(
-    _block: *mut bindings::notifier_block,
-    action: c_ulong,
-    data: *mut c_void,
-) -> c_int {
-    // SAFETY: module notifiers are called with the `struct module` being
-    // loaded or unloaded, valid for the call.
-    let module = unsafe { &*(data as *const bindings::module) };
-    let mut registry = lock();
-    match action as bindings::module_state {
-        bindings::module_state_MODULE_STATE_COMING => {
-            if let Err(error) = registry.module_coming(module) {
-                pr_err!(
-                    "module {}: not profiled ({error:?})\n",
-                    Name(module_name(module))
-                );
-            }
+#[cfg(CONFIG_MODULES)]
+impl ModuleEvents for Events {
+    fn coming(module: &Module<'_>) {
+        if let Ok(mut registry) = lock() {
+            registry.module_coming(module);
         }
-        bindings::module_state_MODULE_STATE_GOING => registry.module_going(module),
-        _ => {}
     }
-    bindings::NOTIFY_OK as c_int
+
+    fn going(module: &Module<'_>) {
+        if let Ok(mut registry) = lock() {
+            registry.module_going(module);
+        }
+    }
 }
 
-/// Creates the registry with vmlinux and starts following modules.
+#[cfg(CONFIG_MODULES)]
+static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
+
+/// Creates the registry, then the debugfs directory and its files, then
+/// follows modules (the notifier, then the modules already loaded). On an
+/// error, what was created is removed again (the registry stays, unused).
 pub(crate) fn init() -> Result {
-    let registry: Pin<KBox<Mutex<Registry>>> = KBox::pin_init(
-        kernel::new_mutex!(
-            Registry {
-                entries: KVec::new()
-            },
-            "kpgo_registry"
-        ),
+    let registry = KBox::pin_init(
+        kernel::new_mutex!(Registry::new(), "kpgo_registry"),
         GFP_KERNEL,
     )?;
-    // SAFETY: the mutex is never moved out of its box, which is never
-    // freed.
+    // SAFETY: the mutex is never moved out of its allocation: the box
+    // becomes a raw pointer that is never freed.
     let registry = KBox::into_raw(unsafe { Pin::into_inner_unchecked(registry) });
-    REGISTRY.store(registry, Ordering::Release);
-    lock().add_vmlinux()?;
-    // SAFETY: the block is static; the chain is its only user.
-    to_result(unsafe { bindings::register_module_notifier(MODULE_NOTIFIER.0.get()) })
+    REGISTRY
+        .compare_exchange(
+            ptr::null_mut(),
+            registry,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .map_err(|_| EBUSY)?;
+
+    let dir = Dir::create(c_str!("pgo"))?;
+    let files = lock().and_then(|mut registry| {
+        let vmlinux = Entry::new(Kind::Vmlinux, Name::new(b"vmlinux"));
+        add_entry(&mut registry.entries, &dir, vmlinux)?;
+        Ok(())
+    });
+    // Without the registry lock: removing waits for running handlers,
+    // which take it.
+    if let Err(error) = files.and_then(|()| debugfs::create_fixed_files(&dir)) {
+        dir.remove();
+        return Err(error);
+    }
+    lock()?.dir = Some(dir);
+
+    #[cfg(CONFIG_MODULES)]
+    {
+        if let Err(error) = MODULE_NOTIFIER.register() {
+            let dir = lock()?.dir.take();
+            if let Some(dir) = dir {
+                dir.remove();
+            }
+            return Err(error);
+        }
+        for_each_loaded_module(|module| {
+            if let Ok(mut registry) = lock() {
+                registry.module_loaded(module);
+            }
+        });
+    }
+    Ok(())
 }

@@ -9,8 +9,11 @@ run_a() { cat /sys/kernel/debug/pgo_test_a/run >/dev/null; }
 insmod /kpgo/pgo_test_a.ko
 ls -ln $pgo >$r/ls-loaded
 cat $pgo/pgo_test_a.profraw >$r/a-init.profraw
-# Writing to a module's file resets that module only.
-echo 1 >$pgo/pgo_test_a.profraw
+# A module's profile is read only; module:<name> resets that module only.
+if echo 1 >$pgo/pgo_test_a.profraw 2>/dev/null; then
+	echo accepted >$r/a-profraw-write-accepted
+fi
+echo module:pgo_test_a >$pgo/reset
 cat $pgo/pgo_test_a.profraw >$r/a-reset.profraw
 run_a
 run_a
@@ -30,9 +33,12 @@ echo pgo_test_b >$pgo/reset
 cat $pgo/pgo_test_b.profraw >$r/b-reset.profraw
 cat $pgo/pgo_test_a.profraw >$r/a-3-after-reset-b.profraw
 cat $pgo/vmlinux.profraw >$r/vmlinux-after-reset-b.profraw
-if echo no_such_module >$pgo/reset 2>/dev/null; then
-	echo accepted >$r/unknown-module-accepted
-fi
+for word in no_such_module module:no_such_module module:pgo_test_ module:; do
+	if echo "$word" >$pgo/reset 2>/dev/null; then
+		echo "accepted: $word" >>$r/unknown-module-accepted
+	fi
+done
+cat $pgo/pgo_test_a.profraw >$r/a-3-after-refused.profraw
 
 # Unload keeps the profile, also for a file opened before; reload appends.
 exec 3<$pgo/pgo_test_a.profraw
@@ -67,4 +73,20 @@ cat $pgo/stats >$r/stats-stress
 rmmod pgo_test_a
 echo all >$pgo/reset
 cat $pgo/pgo_test_a.profraw >$r/a-after-reset-all.profraw
+
+# Modules named like reset's keywords (copies of A: one run at init
+# each), resettable by module:<name> only; "all" stays every object.
+insmod /kpgo/all.ko
+insmod /kpgo/1.ko
+cat $pgo/stats >$r/stats-keywords
+cat $pgo/all.profraw >$r/all-init.profraw
+echo module:all >$pgo/reset
+cat $pgo/all.profraw >$r/all-after-reset-all-module.profraw
+cat $pgo/1.profraw >$r/1-after-reset-all-module.profraw
+cat $pgo/vmlinux.profraw >$r/vmlinux-after-reset-all-module.profraw
+echo module:1 >$pgo/reset
+cat $pgo/1.profraw >$r/1-after-reset-1-module.profraw
+rmmod all
+rmmod 1
+cat $pgo/stats >$r/stats-end
 echo "modules guest done"

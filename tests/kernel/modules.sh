@@ -19,6 +19,10 @@ guest_bin=$root/build/guest
 rm -rf "$moddir"
 mkdir -p "$moddir" "$guest_bin"
 cp "$here/modules/"*.c "$here/modules/Kbuild" "$moddir/"
+# Copies of A named like reset's keywords.
+cp "$here/modules/pgo_test_a.c" "$moddir/all.c"
+cp "$here/modules/pgo_test_a.c" "$moddir/1.c"
+echo 'obj-m += all.o 1.o' >>"$moddir/Kbuild"
 "$root/scripts/kmake" -s M="$moddir" modules
 /usr/lib/llvm-19/bin/clang -static -O2 -Wall -Werror \
 	-o "$guest_bin/getpid_loop" "$here/guest/getpid_loop.c"
@@ -26,6 +30,7 @@ cp "$here/modules/"*.c "$here/modules/Kbuild" "$moddir/"
 status=0
 "$root/scripts/qemu-run" --out "$out" --smp 2 --timeout 400 \
 	--file "$moddir/pgo_test_a.ko" --file "$moddir/pgo_test_b.ko" \
+	--file "$moddir/all.ko" --file "$moddir/1.ko" \
 	--file "$guest_bin/getpid_loop" "$@" "$here/modules.guest.sh" || status=$?
 if [[ $status -ne 0 ]]; then
 	echo "FAIL: guest completed and its script passed (status $status)"

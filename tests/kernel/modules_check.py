@@ -84,40 +84,63 @@ for name, k in [("a-init", 1), ("a-reset", 0), ("a-3", 3), ("a-3-after-b", 3),
     got, detail = runs_of_a(f"{name}.profraw")
     check(f"{name}: pgo_test_a's profile is exactly {k} run(s)", got == k, detail)
 
-stats_b = (results / "stats-b").read_text()
-b_line = next((l for l in stats_b.splitlines() if l.startswith("pgo_test_b ")), "")
-a_line = next((l for l in stats_b.splitlines() if l.startswith("pgo_test_a ")), "")
-v_line = next((l for l in stats_b.splitlines() if l.startswith("vmlinux ")), "")
-dropped = lambda line: int(re.search(r"dropped=(\d+)", line).group(1)) if "dropped=" in line else -1
-nodes = lambda line: re.search(r"nodes=(\d+)/(\d+)", line).groups() if "nodes=" in line else ("?", "?")
+
+
+def stats(name):
+    """{object: {key: value}} of a stats file, the runtime under "runtime"."""
+    figures = {}
+    for line in (results / name).read_text().splitlines():
+        words = line.split()
+        pairs = dict(w.split("=", 1) for w in words if "=" in w)
+        key = "runtime" if words and words[0] == "runtime" else pairs.get("object")
+        figures[key] = {k: int(v) if v.isdigit() else v for k, v in pairs.items()}
+    return figures
+
+
+stats_b = stats("stats-b")
+b_line, a_line, v_line = (stats_b.get(o, {}) for o in ("pgo_test_b", "pgo_test_a", "vmlinux"))
 print(f"stats: {b_line}\nstats: {a_line}\nstats: {v_line}")
 check("pgo_test_b exhausted its own pool: stats shows dropped values",
-      dropped(b_line) > 0 and nodes(b_line)[0] == nodes(b_line)[1], b_line)
+      b_line.get("values_dropped", 0) > 0
+      and b_line.get("value_nodes_used") == b_line.get("value_nodes"), str(b_line))
 check("pgo_test_a and vmlinux dropped nothing meanwhile",
-      dropped(a_line) == 0 and dropped(v_line) == 0, f"{a_line} / {v_line}")
+      a_line.get("values_dropped") == 0 and v_line.get("values_dropped") == 0,
+      f"{a_line} / {v_line}")
+runtime_b = stats_b.get("runtime", {})
+check("stats: two modules live in two slots, profiled and described once each",
+      runtime_b.get("module_slots_used") == 2 and runtime_b.get("modules_profiled") == 2
+      and runtime_b.get("descriptors") == 2 and runtime_b.get("modules_refused") == 0,
+      str(runtime_b))
 
 b = profile("b.profraw").get("pgo_test_b_run")
 check("pgo_test_b's profile holds exactly the values its pool could take",
-      b is not None and len(b.sizes) == int(nodes(b_line)[1]), str(b))
+      b is not None and len(b.sizes) == b_line.get("value_nodes"), str(b))
 b_reset = profile("b-reset.profraw").get("pgo_test_b_run")
 check("reset by name zeroed pgo_test_b", b_reset is not None
       and not any(b_reset.counts) and not any(b_reset.sizes.values()), str(b_reset))
 vmlinux = profile("vmlinux-after-reset-b.profraw")
 check("reset by name left vmlinux untouched (load_module counted)",
       vmlinux.get("load_module") is not None and any(vmlinux["load_module"].counts))
-check("an unknown module name is refused", not (results / "unknown-module-accepted").exists())
+accepted = results / "unknown-module-accepted"
+check("unknown module names are refused, in both syntaxes",
+      not accepted.exists(), accepted.read_text() if accepted.exists() else "")
+got, detail = runs_of_a("a-3-after-refused.profraw")
+check("refused reset commands changed nothing (pgo_test_a still 3 runs)", got == 3, detail)
+check("writing to a module's profraw file is refused",
+      not (results / "a-profraw-write-accepted").exists())
 
 everything = profile("all.profraw")
 check("cat pgo/*.profraw merges into one profile with vmlinux and module functions",
       "start_kernel" in everything and "pgo_test_a_leaf" in everything
       and "pgo_test_b_run" in everything)
 
-unloaded = (results / "stats-unloaded").read_text()
-check("stats shows pgo_test_a kept after rmmod",
-      re.search(r"^pgo_test_a kept .*kept_profiles=1", unloaded, re.M) is not None, unloaded)
-reloaded = (results / "stats-reloaded").read_text()
+unloaded = stats("stats-unloaded").get("pgo_test_a", {})
+check("stats shows pgo_test_a unloaded with its kept profile and its last figures",
+      unloaded.get("state") == "unloaded" and unloaded.get("kept_profiles") == 1
+      and unloaded.get("functions", 0) > 0, str(unloaded))
+reloaded = stats("stats-reloaded").get("pgo_test_a", {})
 check("stats shows pgo_test_a live again with its kept profile",
-      re.search(r"^pgo_test_a live .*kept_profiles=1", reloaded, re.M) is not None, reloaded)
+      reloaded.get("state") == "live" and reloaded.get("kept_profiles") == 1, str(reloaded))
 a_raw = (results / "a-reload.profraw").read_bytes()
 check("after reload the file holds two concatenated raw profiles",
       a_raw.count(bytes.fromhex("8172666f72706cff")) == 2)
@@ -125,8 +148,31 @@ after_reset_all = results / "a-after-reset-all.profraw"
 check("reset all frees the kept profile of an unloaded module",
       after_reset_all.exists() and after_reset_all.stat().st_size == 0)
 ls = (results / "ls-loaded").read_text()
-check("module profile files are root-only (0600)",
-      re.search(r"^-rw------- .* pgo_test_a\.profraw$", ls, re.M) is not None, ls)
+check("module profile files are root-only and read only (0400)",
+      re.search(r"^-r-------- .* pgo_test_a\.profraw$", ls, re.M) is not None, ls)
+
+# Modules named "all" and "1", reset by module:<name>.
+for name, k in [("all-init", 1), ("all-after-reset-all-module", 0),
+                ("1-after-reset-all-module", 1), ("1-after-reset-1-module", 0)]:
+    got, detail = runs_of_a(f"{name}.profraw")
+    check(f"{name}: exactly {k} run(s)", got == k, detail)
+vmlinux = profile("vmlinux-after-reset-all-module.profraw")
+check("module:all left vmlinux untouched (load_module counted)",
+      vmlinux.get("load_module") is not None and any(vmlinux["load_module"].counts))
+keywords = stats("stats-keywords")
+check("modules named all and 1 each have their own live entry",
+      keywords.get("all", {}).get("state") == "live"
+      and keywords.get("1", {}).get("state") == "live", str(list(keywords)))
+end = stats("stats-end")
+runtime = end.get("runtime", {})
+loads = 2 + 16 + 2  # A twice, B 1 + 15 times, all and 1
+check(f"stats at the end: {loads} loads profiled, none refused, no slot used, "
+      "one descriptor per load",
+      runtime.get("modules_profiled") == loads and runtime.get("modules_refused") == 0
+      and runtime.get("module_slots_used") == 0 and runtime.get("descriptors") == loads,
+      str(runtime))
+check("no module was refused on the console",
+      "not profiled" not in console, "")
 
 bad = [l for l in console.splitlines() if re.search(
     r"BUG:|Oops|WARNING:|Kernel panic|possible recursive locking|"

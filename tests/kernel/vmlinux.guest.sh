@@ -24,13 +24,26 @@ cat $pgo/vmlinux.profraw >$r/after-reset.profraw
 /kpgo/getpid_loop "$calls"
 cat $pgo/stats >$r/stats.again
 
-# Garbage is refused and changes nothing.
-for word in 2 garbage "" vmlinuxx "1 1"; do
+# Garbage is refused and changes nothing: unknown names, the module:
+# syntax for a module that does not exist (vmlinux is not a module),
+# empty, a second newline, over 64 bytes, not UTF-8.
+long=$(printf '%065d' 0)
+for word in 2 garbage "" vmlinuxx "1 1" "vmlinux " "module:" "module:vmlinux" \
+	"module:nosuch" "all
+" "$long" "$(printf 'vmlinux\377')"; do
 	if printf '%s\n' "$word" >$pgo/reset 2>/dev/null; then
 		echo "accepted: '$word'" >>$r/reset-accepted
 	fi
 done
+# The profile is read only: a write, even as root, is refused at open.
+if echo 1 >$pgo/vmlinux.profraw 2>/dev/null; then
+	echo accepted >$r/profraw-write-accepted
+fi
 cat $pgo/vmlinux.profraw >$r/after-garbage.profraw
+cat $pgo/stats >$r/stats.after-garbage
+# Reset of the kernel image by its name.
+echo vmlinux >$pgo/reset
+cat $pgo/vmlinux.profraw >$r/after-reset-vmlinux.profraw
 cat $pgo/reset >$r/reset-read
 # Time to read the whole profile in the guest (/proc/uptime: 10 ms steps).
 start=$(cut -d' ' -f1 /proc/uptime)

@@ -167,6 +167,7 @@ impl FakeObject {
             counters: Self::range_of(&self.counters),
             bitmap: Self::range_of(&self.bitmap),
             names: Self::range_of(&self.names),
+            values: Self::range_of(&self.heads),
             vnodes: Self::range_of(&self.nodes),
             notes,
         };
@@ -174,6 +175,11 @@ impl FakeObject {
         // and hold a consistent object built above; tests keep the object
         // no longer than `self`.
         unsafe { ProfiledObject::new(sections, &*self.version_word) }
+    }
+
+    /// The address of the version word.
+    pub fn version_word(&self) -> *const u64 {
+        &*self.version_word
     }
 
     /// Address of record `i`, as the hooks receive it.

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The check of untrusted sections (`ProfiledObject::new_checked`, what a
+//! module's sections go through at load): well-formed objects pass, every
+//! kind of malformed record is refused, the check writes nothing, and what
+//! it accepts keeps hooks, reset and writer inside the object's sections.
+
+mod fake;
+
+use fake::{FakeObject, FunctionShape, Rng, V10, V8};
+use kpgo::profile::check::SectionError;
+use kpgo::profile::format::{variant, FormatError, Layout};
+use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections};
+use kpgo::profile::writer::{profile_size, serialize};
+
+fn shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
+    (0..functions)
+        .map(|_| FunctionShape {
+            counters: 1 + rng.below(5) as usize,
+            bitmap_bytes: rng.below(3) as usize,
+            sites: [rng.below(3) as u16, rng.below(2) as u16, 0],
+        })
+        .collect()
+}
+
+/// A fake object whose every function has at least one value site.
+fn object_with_sites(word: u64, functions: usize) -> FakeObject {
+    let shapes = (0..functions)
+        .map(|i| FunctionShape {
+            counters: 2,
+            bitmap_bytes: 1,
+            sites: [1 + (i % 2) as u16, 1, 0],
+        })
+        .collect();
+    FakeObject::new(word, shapes, 8, 16, Vec::new())
+}
+
+/// Checks the fake's sections as a module's are checked.
+fn checked(fake: &FakeObject) -> Result<ProfiledObject, SectionError> {
+    checked_sections(fake, *fake.object().sections())
+}
+
+fn checked_sections(fake: &FakeObject, sections: Sections) -> Result<ProfiledObject, SectionError> {
+    // SAFETY: the sections are `fake`'s buffers (or sub-ranges of them),
+    // alive and unmoved while the tests use the object; only the core's
+    // atomics and the test write them.
+    unsafe { ProfiledObject::new_checked(sections, fake.version_word()) }
+}
+
+/// Every byte of every buffer of the fake.
+fn memory(fake: &FakeObject) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for words in [&fake.data, &fake.counters, &fake.nodes] {
+        bytes.extend(words.iter().flat_map(|w| w.to_ne_bytes()));
+    }
+    bytes.extend(fake.heads.iter().flat_map(|w| w.to_ne_bytes()));
+    bytes.extend(&fake.bitmap);
+    bytes.extend(&fake.names);
+    bytes
+}
+
+/// Writes `bytes` at byte `offset` of record `record`.
+fn patch(fake: &mut FakeObject, record: usize, offset: usize, bytes: &[u8]) {
+    let at = record * fake.version.layout().record_size + offset;
+    let mut data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    data[at..at + bytes.len()].copy_from_slice(bytes);
+    for (word, chunk) in fake.data.iter_mut().zip(data.chunks(8)) {
+        *word = u64::from_ne_bytes(chunk.try_into().unwrap());
+    }
+}
+
+fn read_u64(fake: &FakeObject, record: usize, offset: usize) -> u64 {
+    let at = record * fake.version.layout().record_size + offset;
+    let data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    u64::from_ne_bytes(data[at..at + 8].try_into().unwrap())
+}
+
+fn layout(fake: &FakeObject) -> &'static Layout {
+    fake.version.layout()
+}
+
+#[test]
+fn well_formed_objects_pass_and_profile_as_before() {
+    for seed in 0..100 {
+        let mut rng = Rng::new(seed);
+        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let fake = FakeObject::new(
+            word,
+            {
+                let functions = rng.below(12) as usize;
+                shapes(&mut rng, functions)
+            },
+            9,
+            8,
+            Vec::new(),
+        );
+        let object = checked(&fake).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let trusted = fake.object();
+        assert_eq!(object.stats(), trusted.stats());
+        assert_eq!(profile_size(&object), profile_size(&trusted));
+        // The hooks are enabled at once.
+        for (i, shape) in fake.shapes.iter().enumerate() {
+            if shape.sites[0] > 0 {
+                assert!(object.record_target(fake.record_addr(i), 0, 7));
+            }
+        }
+    }
+}
+
+#[test]
+fn each_kind_of_malformed_record_is_refused_and_nothing_is_written() {
+    type Corruption = fn(&mut FakeObject) -> SectionError;
+    let corruptions: [(&str, Corruption); 10] = [
+        ("Values outside __llvm_prf_vals", |f| {
+            let at = f.counters.as_ptr() as u64;
+            patch(f, 1, layout(f).values_offset, &at.to_ne_bytes());
+            SectionError::Values { record: 1 }
+        }),
+        ("Values misaligned", |f| {
+            let at = read_u64(f, 2, layout(f).values_offset) + 4;
+            patch(f, 2, layout(f).values_offset, &at.to_ne_bytes());
+            SectionError::Values { record: 2 }
+        }),
+        ("Values heads running past the section", |f| {
+            let last = f.shapes.len() - 1;
+            let at = read_u64(f, last, layout(f).values_offset) + 8;
+            patch(f, last, layout(f).values_offset, &at.to_ne_bytes());
+            SectionError::Values { record: last }
+        }),
+        ("more value sites than heads", |f| {
+            let last = f.shapes.len() - 1;
+            patch(
+                f,
+                last,
+                layout(f).num_value_sites_offset,
+                &9u16.to_ne_bytes(),
+            );
+            SectionError::Values { record: last }
+        }),
+        ("Values far outside, wrapping", |f| {
+            patch(f, 0, layout(f).values_offset, &(u64::MAX - 7).to_ne_bytes());
+            SectionError::Values { record: 0 }
+        }),
+        ("counters outside __llvm_prf_cnts", |f| {
+            let delta = read_u64(f, 1, layout(f).counter_ptr_offset).wrapping_sub(4096);
+            patch(f, 1, layout(f).counter_ptr_offset, &delta.to_ne_bytes());
+            SectionError::Counters { record: 1 }
+        }),
+        ("more counters than the section holds", |f| {
+            patch(f, 3, layout(f).num_counters_offset, &1000u32.to_ne_bytes());
+            SectionError::Counters { record: 3 }
+        }),
+        ("counters misaligned", |f| {
+            let delta = read_u64(f, 0, layout(f).counter_ptr_offset) + 1;
+            patch(f, 0, layout(f).counter_ptr_offset, &delta.to_ne_bytes());
+            SectionError::Counters { record: 0 }
+        }),
+        ("a site head already set", |f| {
+            f.heads[1] = f.nodes.as_ptr() as usize;
+            SectionError::NotZero {
+                section: "__llvm_prf_vals",
+            }
+        }),
+        ("a node already in use", |f| {
+            f.nodes[5] = 0xdead;
+            SectionError::NotZero {
+                section: "__llvm_prf_vnds",
+            }
+        }),
+    ];
+    for word in [V10, V8] {
+        for (what, corrupt) in corruptions {
+            let mut fake = object_with_sites(word, 4);
+            let want = corrupt(&mut fake);
+            let before = memory(&fake);
+            let result = checked(&fake);
+            assert_eq!(result.err(), Some(want), "raw version {word:#x}: {what}");
+            assert_eq!(memory(&fake), before, "{what}: nothing written");
+        }
+    }
+}
+
+#[test]
+fn a_bitmap_outside_its_section_is_refused() {
+    let mut fake = object_with_sites(V10, 3);
+    let offset = layout(&fake).bitmap_ptr_offset;
+    let delta = read_u64(&fake, 2, offset).wrapping_add(1 << 20);
+    patch(&mut fake, 2, offset, &delta.to_ne_bytes());
+    assert_eq!(
+        checked(&fake).err(),
+        Some(SectionError::Bitmap { record: 2 })
+    );
+    let mut fake = object_with_sites(V10, 3);
+    let bytes = layout(&fake).num_bitmap_bytes_offset;
+    patch(&mut fake, 1, bytes, &3u32.to_ne_bytes());
+    assert_eq!(
+        checked(&fake).err(),
+        Some(SectionError::Bitmap { record: 1 })
+    );
+}
+
+#[test]
+fn malformed_sections_are_refused() {
+    for word in [V10, V8] {
+        let fake = object_with_sites(word, 3);
+        let good = *fake.object().sections();
+        let size = layout(&fake).record_size;
+        let mut sections = good;
+        sections.data = SectionRange::from_len(good.data.start(), good.data.len() - 8);
+        assert_eq!(
+            checked_sections(&fake, sections).err(),
+            Some(SectionError::DataNotWholeRecords {
+                bytes: 3 * size - 8,
+                record_size: size
+            })
+        );
+        sections.data = SectionRange::from_len(good.data.start().wrapping_add(4), size);
+        assert_eq!(
+            checked_sections(&fake, sections).err(),
+            Some(SectionError::DataMisaligned)
+        );
+        let mut sections = good;
+        sections.vnodes = SectionRange::from_len(good.vnodes.start().wrapping_add(4), 48);
+        assert_eq!(
+            checked_sections(&fake, sections).err(),
+            Some(SectionError::PoolMisaligned)
+        );
+        // Heads of the last record cut off by a shorter section.
+        let mut sections = good;
+        sections.values = SectionRange::from_len(good.values.start(), good.values.len() - 8);
+        assert_eq!(
+            checked_sections(&fake, sections).err(),
+            Some(SectionError::Values { record: 2 })
+        );
+        // No counters section at all.
+        let mut sections = good;
+        sections.counters = SectionRange::EMPTY;
+        assert_eq!(
+            checked_sections(&fake, sections).err(),
+            Some(SectionError::Counters { record: 0 })
+        );
+    }
+}
+
+#[test]
+fn an_unsupported_version_is_refused() {
+    let fake = object_with_sites(V10, 2);
+    for word in [0u64, variant::IR_PROF | 9, V10 | variant::MEMPROF] {
+        // SAFETY: `fake`'s sections, alive for the call.
+        let result = unsafe { ProfiledObject::new_checked(*fake.object().sections(), &word) };
+        assert!(
+            matches!(result.err(), Some(SectionError::Version(_))),
+            "word {word:#x}"
+        );
+    }
+    // SAFETY: a null version word is allowed.
+    let result = unsafe { ProfiledObject::new_checked(Sections::EMPTY, core::ptr::null()) };
+    assert_eq!(
+        result.err(),
+        Some(SectionError::Version(FormatError::UnsupportedVersion(0)))
+    );
+}
+
+#[test]
+fn records_that_name_nothing_are_accepted_wherever_they_point() {
+    // No counter, no bitmap byte and no site: the pointers name no memory.
+    let shapes = vec![
+        FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [0, 0, 0],
+        };
+        2
+    ];
+    let mut fake = FakeObject::new(V10, shapes, 4, 2, Vec::new());
+    let l = layout(&fake);
+    patch(&mut fake, 0, l.values_offset, &0x1234_5678u64.to_ne_bytes());
+    patch(&mut fake, 1, l.bitmap_ptr_offset, &u64::MAX.to_ne_bytes());
+    patch(&mut fake, 1, l.num_counters_offset, &0u32.to_ne_bytes());
+    patch(&mut fake, 1, l.counter_ptr_offset, &u64::MAX.to_ne_bytes());
+    assert!(checked(&fake).is_ok());
+}
+
+#[test]
+fn the_empty_descriptor_owns_nothing() {
+    let empty = ProfiledObject::empty();
+    let fake = object_with_sites(V10, 2);
+    for addr in [0, fake.record_addr(0), usize::MAX] {
+        assert!(!empty.record_target(addr, 0, 1));
+    }
+    assert!(profile_size(&empty).is_err());
+    assert_eq!(empty.stats().functions, 0);
+}
+
+/// What the check must decide, computed independently from the fake's
+/// buffers: every field of every record against the buffers the
+/// fake allocated for them.
+fn oracle(fake: &FakeObject) -> bool {
+    let l = layout(fake);
+    let inside = |start: u64, len: u64, low: usize, bytes: usize, align: u64| {
+        len == 0
+            || (start % align == 0
+                && start >= low as u64
+                && start
+                    .checked_add(len)
+                    .is_some_and(|end| end <= (low + bytes) as u64))
+    };
+    let data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let u16_at = |at: usize| u16::from_ne_bytes(data[at..at + 2].try_into().unwrap()) as u64;
+    let u32_at = |at: usize| u32::from_ne_bytes(data[at..at + 4].try_into().unwrap()) as u64;
+    let u64_at = |at: usize| u64::from_ne_bytes(data[at..at + 8].try_into().unwrap());
+    (0..fake.shapes.len()).all(|i| {
+        let base = i * l.record_size;
+        let addr = fake.record_addr(i) as u64;
+        let counters = addr.wrapping_add(u64_at(base + l.counter_ptr_offset));
+        let counters_ok = inside(
+            counters,
+            8 * u32_at(base + l.num_counters_offset),
+            fake.counters.as_ptr() as usize,
+            8 * fake.counters.len(),
+            8,
+        );
+        let bitmap_ok = l.version != 10 || {
+            let bitmap = addr.wrapping_add(u64_at(base + l.bitmap_ptr_offset));
+            inside(
+                bitmap,
+                u32_at(base + l.num_bitmap_bytes_offset),
+                fake.bitmap.as_ptr() as usize,
+                fake.bitmap.len(),
+                1,
+            )
+        };
+        let sites: u64 = (0..l.value_kinds)
+            .map(|k| u16_at(base + l.num_value_sites_offset + 2 * k))
+            .sum();
+        let values = u64_at(base + l.values_offset);
+        let values_ok = values == 0
+            || inside(
+                values,
+                8 * sites,
+                fake.heads.as_ptr() as usize,
+                8 * fake.heads.len(),
+                8,
+            );
+        counters_ok && bitmap_ok && values_ok
+    })
+}
+
+/// Random corruption of the fields the hooks, reset and writer follow:
+/// the check agrees with the oracle, and whatever it accepts is used
+/// without touching anything but the heads and the pool.
+#[test]
+fn random_corruptions_are_judged_like_the_oracle_and_accepted_ones_stay_inside() {
+    let mut refused = 0;
+    for seed in 0..2000 {
+        let mut rng = Rng::new(seed);
+        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let mut fake = object_with_sites(word, 1 + rng.below(5) as usize);
+        let l = layout(&fake);
+        let record = rng.below(fake.shapes.len() as u64) as usize;
+        let mut fields = vec![
+            (l.values_offset, 8),
+            (l.counter_ptr_offset, 8),
+            (l.num_counters_offset, 4),
+            (l.num_value_sites_offset, 2 * l.value_kinds),
+        ];
+        if l.has_bitmap {
+            fields.extend([(l.bitmap_ptr_offset, 8), (l.num_bitmap_bytes_offset, 4)]);
+        }
+        let (offset, len) = fields[rng.below(fields.len() as u64) as usize];
+        let at = rng.below(len as u64) as usize;
+        // Small nudges (which may stay valid) or any byte value.
+        let byte = if rng.below(2) == 0 {
+            1u8 << rng.below(8)
+        } else {
+            rng.next() as u8
+        };
+        let mut data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        data[record * l.record_size + offset + at] ^= byte;
+        patch(&mut fake, 0, 0, &data);
+        let before = memory(&fake);
+        let result = checked(&fake);
+        assert_eq!(
+            memory(&fake),
+            before,
+            "seed {seed}: the check writes nothing"
+        );
+        assert_eq!(
+            result.is_ok(),
+            oracle(&fake),
+            "seed {seed}: {:?}",
+            result.as_ref().err()
+        );
+        let Ok(object) = result else {
+            refused += 1;
+            continue;
+        };
+        let frozen = |f: &FakeObject| {
+            (
+                f.data.clone(),
+                f.counters.clone(),
+                f.bitmap.clone(),
+                f.names.clone(),
+            )
+        };
+        let fixed = frozen(&fake);
+        for i in 0..fake.shapes.len() {
+            for site in 0..12 {
+                for value in 0..20 {
+                    object.record_target(fake.record_addr(i), site, value % (3 + site as u64));
+                }
+            }
+        }
+        let size = profile_size(&object).unwrap();
+        let mut buf = vec![0u8; size];
+        assert_eq!(serialize(&object, &mut buf), Ok(size));
+        object.reset().unwrap();
+        let counters_after_reset = fake.counters.clone();
+        assert!(counters_after_reset.iter().all(|&c| c == 0));
+        let (data, _, _, names) = frozen(&fake);
+        assert_eq!(
+            (data, names),
+            (fixed.0, fixed.3),
+            "seed {seed}: records and names untouched"
+        );
+        // Heads hold only nodes of the pool.
+        let pool =
+            fake.nodes.as_ptr() as usize..fake.nodes.as_ptr() as usize + 8 * fake.nodes.len();
+        assert!(fake.heads.iter().all(|&h| h == 0 || pool.contains(&h)));
+    }
+    assert!(refused > 500, "only {refused} corruptions refused");
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Checking the sections of an object that is not trusted.
+//!
+//! The hooks follow a data record's `Values` pointer and write through it
+//! (a site's list head, then nodes of the pool), reset zeroes the counts of
+//! every node the heads lead to, and the writer reads them. For vmlinux the
+//! linker is trusted. A module's sections come from a file loaded at run
+//! time: a compiler or linker bug, a toolchain mismatch or a damaged `.ko`
+//! would turn those accesses into writes anywhere in the kernel. So a
+//! module's sections are checked once, before anything uses them, by
+//! [`ProfiledObject::new_checked`](super::sections::ProfiledObject::new_checked):
+//!
+//! - the data section is 8-byte aligned and a whole number of records;
+//! - each record's counters (`CounterPtr`, relative to the record, and
+//!   `NumCounters`) lie inside `__llvm_prf_cnts`, aligned for a counter;
+//! - each record's bitmap bytes (`BitmapPtr`, relative, and
+//!   `NumBitmapBytes`; raw version 10) lie inside `__llvm_prf_bits`;
+//! - each record's `Values` is null, or names one aligned list head per
+//!   value site of the record, all inside `__llvm_prf_vals`;
+//! - the node pool is aligned for a node;
+//! - no site head and no node is in use yet: both sections are still
+//!   zero, as the compiler emits them (a head or a node's `next` pointing
+//!   anywhere would be followed).
+//!
+//! A range that holds nothing (no counter, no bitmap byte, no site) names
+//! no memory and is accepted wherever it points.
+//!
+//! The records, like the rest of the data section, are never written after
+//! load, so what is checked here stays true.
+
+use core::fmt;
+use core::mem::{align_of, size_of};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use super::format::{FormatError, ProfileVersion};
+use super::sections::{DataRecord, SectionRange, Sections};
+use super::value::{ValueNode, ValueNodeLink};
+
+/// Why an object's sections are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectionError {
+    /// The version word is refused.
+    Version(FormatError),
+    /// The data section does not start on an 8-byte boundary.
+    DataMisaligned,
+    /// The data section is not a whole number of records.
+    DataNotWholeRecords {
+        /// Bytes of the data section.
+        bytes: usize,
+        /// Bytes of one record.
+        record_size: usize,
+    },
+    /// A record's counters are not all inside `__llvm_prf_cnts`, or not
+    /// aligned for a counter.
+    Counters {
+        /// The index of the record.
+        record: usize,
+    },
+    /// A record's bitmap bytes are not all inside `__llvm_prf_bits`.
+    Bitmap {
+        /// The index of the record.
+        record: usize,
+    },
+    /// A record's `Values` pointer does not name its value sites' list
+    /// heads inside `__llvm_prf_vals`, aligned.
+    Values {
+        /// The index of the record.
+        record: usize,
+    },
+    /// The node pool is not aligned for a node.
+    PoolMisaligned,
+    /// A section that must still be zero is not: a site head or a node is
+    /// already in use.
+    NotZero {
+        /// The section's name.
+        section: &'static str,
+    },
+}
+
+impl fmt::Display for SectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SectionError::Version(error) => error.fmt(f),
+            SectionError::DataMisaligned => {
+                f.write_str("__llvm_prf_data is not aligned on 8 bytes")
+            }
+            SectionError::DataNotWholeRecords { bytes, record_size } => write!(
+                f,
+                "__llvm_prf_data holds {bytes} bytes, not a whole number of {record_size}-byte records"
+            ),
+            SectionError::Counters { record } => write!(
+                f,
+                "data record {record}: counters outside __llvm_prf_cnts or misaligned"
+            ),
+            SectionError::Bitmap { record } => {
+                write!(f, "data record {record}: bitmap outside __llvm_prf_bits")
+            }
+            SectionError::Values { record } => write!(
+                f,
+                "data record {record}: Values pointer does not name its value-site heads inside __llvm_prf_vals"
+            ),
+            SectionError::PoolMisaligned => {
+                f.write_str("__llvm_prf_vnds is not aligned for value nodes")
+            }
+            SectionError::NotZero { section } => {
+                write!(f, "{section} is not zero before the first value")
+            }
+        }
+    }
+}
+
+impl From<FormatError> for SectionError {
+    fn from(error: FormatError) -> Self {
+        SectionError::Version(error)
+    }
+}
+
+/// Whether `len` bytes at `start`, aligned on `align`, lie inside `range`.
+/// An empty span names no memory: it is accepted wherever it points. `None`
+/// (a length that overflowed) is refused.
+fn holds(range: &SectionRange, start: usize, len: Option<usize>, align: usize) -> bool {
+    let Some(len) = len else {
+        return false;
+    };
+    if len == 0 {
+        return true;
+    }
+    let low = range.start() as usize;
+    let high = low.wrapping_add(range.len());
+    start % align == 0 && start >= low && start.checked_add(len).is_some_and(|end| end <= high)
+}
+
+/// Whether every byte of `range` is zero. Atomic loads: once the object is
+/// published, the hooks write these sections.
+///
+/// # Safety
+///
+/// `range` is empty or mapped readable memory.
+unsafe fn all_zero(range: &SectionRange) -> bool {
+    let start = range.start();
+    let mut offset = 0;
+    while offset < range.len() {
+        let addr = start.wrapping_add(offset);
+        let zero = if addr as usize % 8 == 0 && range.len() - offset >= 8 {
+            offset += 8;
+            // SAFETY: 8 aligned bytes inside `range` (caller's contract).
+            unsafe { AtomicU64::from_ptr(addr.cast()) }.load(Ordering::Relaxed) == 0
+        } else {
+            offset += 1;
+            // SAFETY: one byte inside `range` (caller's contract).
+            unsafe { AtomicU8::from_ptr(addr) }.load(Ordering::Relaxed) == 0
+        };
+        if !zero {
+            return false;
+        }
+    }
+    true
+}
+
+/// Checks `sections` for `version` as the module documentation says.
+/// Reads, never writes.
+///
+/// # Safety
+///
+/// Every non-empty range of `sections` is mapped and readable.
+pub(crate) unsafe fn check_sections(
+    sections: &Sections,
+    version: &ProfileVersion,
+) -> Result<(), SectionError> {
+    let layout = version.layout();
+    let data = &sections.data;
+    if data.start() as usize % 8 != 0 {
+        return Err(SectionError::DataMisaligned);
+    }
+    if data.len() % layout.record_size != 0 {
+        return Err(SectionError::DataNotWholeRecords {
+            bytes: data.len(),
+            record_size: layout.record_size,
+        });
+    }
+    let counter_size = version.counter_size();
+    for index in 0..data.len() / layout.record_size {
+        // A whole, aligned record inside the data section (checked above),
+        // which the caller's contract makes readable.
+        let record = DataRecord::at(data.start() as usize + index * layout.record_size, layout);
+        let counters = record.num_counters().checked_mul(counter_size);
+        if !holds(
+            &sections.counters,
+            record.counters_address(),
+            counters,
+            counter_size,
+        ) {
+            return Err(SectionError::Counters { record: index });
+        }
+        let bitmap = Some(record.num_bitmap_bytes());
+        if !holds(&sections.bitmap, record.bitmap_address(), bitmap, 1) {
+            return Err(SectionError::Bitmap { record: index });
+        }
+        let heads = record.site_heads() as usize;
+        let heads_len = record
+            .total_value_sites()
+            .checked_mul(size_of::<ValueNodeLink>());
+        if heads != 0
+            && !holds(
+                &sections.values,
+                heads,
+                heads_len,
+                align_of::<ValueNodeLink>(),
+            )
+        {
+            return Err(SectionError::Values { record: index });
+        }
+    }
+    let pool = &sections.vnodes;
+    if !pool.is_empty() && pool.start() as usize % align_of::<ValueNode>() != 0 {
+        return Err(SectionError::PoolMisaligned);
+    }
+    // SAFETY: both ranges are empty or mapped readable (caller's contract).
+    if !unsafe { all_zero(&sections.values) } {
+        return Err(SectionError::NotZero {
+            section: "__llvm_prf_vals",
+        });
+    }
+    // SAFETY: as above.
+    if !unsafe { all_zero(pool) } {
+        return Err(SectionError::NotZero {
+            section: "__llvm_prf_vnds",
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C interfaces of the kernel that kpgo uses, behind safe wrappers.
+//!
+//! Every call from kpgo into C, and every callback C makes into kpgo
+//! (other than the hooks), is here: debugfs directories and files with
+//! their `file_operations` tables, the module notifier, the walk over the
+//! modules loaded before kpgo, a `struct module` and its PGO sections, and
+//! the rate limit of the unload warning (the last two with `pgo/glue.c`).
+//! The registry and the files are safe Rust on top of these.
+
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::ptr;
+
+use kernel::bindings;
+use kernel::error::from_err_ptr;
+use kernel::ffi::{c_char, c_int};
+use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
+
+/// Longest command a command file accepts, in bytes (a trailing newline
+/// included).
+pub(crate) const MAX_COMMAND: usize = 64;
+
+/// `FMODE_WRITE` of `include/linux/fs.h` (a `__force` cast that bindgen
+/// does not translate).
+const FMODE_WRITE: bindings::fmode_t = 1 << 1;
+
+/// A debugfs directory created by kpgo.
+///
+/// INVARIANT: `self.0` is a directory returned by `debugfs_create_dir`
+/// (not an error pointer), not removed while `self` exists.
+pub(crate) struct Dir(*mut bindings::dentry);
+
+// SAFETY: a `Dir` only hands its dentry to debugfs functions, which any
+// thread may call.
+unsafe impl Send for Dir {}
+
+/// A read-only file whose contents are produced once, when it is opened.
+pub(crate) trait SnapshotSource {
+    /// The contents of the file created with `key`, as of now.
+    fn snapshot(key: usize) -> Result<VVec<u8>>;
+}
+
+/// A write-only file that takes short commands.
+pub(crate) trait CommandSink {
+    /// Applies `command`: what was written, at most [`MAX_COMMAND`] bytes,
+    /// one trailing newline removed. An error is returned to the writer.
+    fn command(command: &[u8]) -> Result;
+}
+
+impl Dir {
+    /// Creates the directory `name` at the root of debugfs.
+    pub(crate) fn create(name: &CStr) -> Result<Self> {
+        // SAFETY: `name` is NUL-terminated; a null parent is debugfs's
+        // root.
+        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), ptr::null_mut()) };
+        // INVARIANT: an error pointer is turned into its error here.
+        Ok(Self(from_err_ptr(dentry)?))
+    }
+
+    /// Creates `name`, mode 0400, serving what `S` produces for `key` at
+    /// each open. Opening it for writing is refused (`-EACCES`), so that
+    /// nothing is serialized for a writer.
+    pub(crate) fn snapshot_file<S: SnapshotSource>(&self, name: &CStr, key: usize) -> Result {
+        self.create_file(name, 0o400, key, &SnapshotFile::<S>::FOPS)
+    }
+
+    /// Creates `name`, mode 0200, whose writes are commands for `C`; it
+    /// reads as empty.
+    pub(crate) fn command_file<C: CommandSink>(&self, name: &CStr) -> Result {
+        self.create_file(name, 0o200, 0, &CommandFile::<C>::FOPS)
+    }
+
+    fn create_file(
+        &self,
+        name: &CStr,
+        mode: u16,
+        key: usize,
+        fops: &'static bindings::file_operations,
+    ) -> Result {
+        // SAFETY: `name` is NUL-terminated; `self.0` is a live directory
+        // (type invariant); `fops` is static. `key` is stored as an opaque
+        // word in the inode: the handlers below only turn it back into a
+        // `usize`, never dereference it.
+        let dentry = unsafe {
+            bindings::debugfs_create_file(
+                name.as_char_ptr(),
+                mode,
+                self.0,
+                key as *mut c_void,
+                fops,
+            )
+        };
+        from_err_ptr(dentry).map(|_| ())
+    }
+
+    /// Removes the directory and every file in it. debugfs waits for the
+    /// handlers that are running and fails the later calls of files that
+    /// are still open.
+    pub(crate) fn remove(self) {
+        // SAFETY: `self.0` is a live directory (type invariant), removed
+        // once: `self` is consumed.
+        unsafe { bindings::debugfs_remove(self.0) };
+    }
+}
+
+/// All-zero `file_operations`: every callback `None`, no owner (built-in
+/// code).
+const NO_FOPS: bindings::file_operations =
+    // SAFETY: `file_operations` is plain data whose fields are all valid
+    // when zero (null owner, `None` callbacks, no flags).
+    unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
+
+/// The `file_operations` of a [`SnapshotSource`] file.
+struct SnapshotFile<S>(PhantomData<S>);
+
+impl<S: SnapshotSource> SnapshotFile<S> {
+    const FOPS: bindings::file_operations = bindings::file_operations {
+        open: Some(snapshot_open::<S>),
+        read: Some(snapshot_read),
+        llseek: Some(bindings::default_llseek),
+        release: Some(snapshot_release),
+        ..NO_FOPS
+    };
+}
+
+/// The `file_operations` of a [`CommandSink`] file.
+struct CommandFile<C>(PhantomData<C>);
+
+impl<C: CommandSink> CommandFile<C> {
+    const FOPS: bindings::file_operations = bindings::file_operations {
+        read: Some(empty_read),
+        write: Some(command_write::<C>),
+        llseek: Some(bindings::noop_llseek),
+        ..NO_FOPS
+    };
+}
+
+/// Produces the snapshot and hands it to the open file.
+///
+/// # Safety
+///
+/// Called by the VFS as `open` of a file created by
+/// [`Dir::snapshot_file`]: `inode` and `file` are valid for the call.
+unsafe extern "C" fn snapshot_open<S: SnapshotSource>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: both are valid for the call (the function's contract);
+    // `i_private` holds the key the file was created with.
+    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
+    if mode & FMODE_WRITE != 0 {
+        return EACCES.to_errno();
+    }
+    let bytes = match S::snapshot(key).and_then(|bytes| Ok(KBox::new(bytes, GFP_KERNEL)?)) {
+        Ok(bytes) => bytes,
+        Err(error) => return error.to_errno(),
+    };
+    // SAFETY: `file` is being opened (the function's contract): its
+    // `private_data` is ours until `snapshot_release` takes it back.
+    unsafe { (*file).private_data = KBox::into_raw(bytes).cast() };
+    0
+}
+
+/// # Safety
+///
+/// Called by the VFS as `read` of a file opened by [`snapshot_open`]:
+/// `file` and `pos` are valid, `buf` is a user pointer of `count` bytes.
+unsafe extern "C" fn snapshot_read(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    count: usize,
+    pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `private_data` holds the bytes `snapshot_open` attached,
+    // freed only by `snapshot_release`, which the VFS never runs
+    // concurrently with a read of the same file.
+    let bytes = unsafe { &*((*file).private_data as *const VVec<u8>) };
+    // SAFETY: `buf`/`count` are the user's buffer and `pos` the file
+    // position (the function's contract); `bytes` is readable for its
+    // length.
+    unsafe {
+        bindings::simple_read_from_buffer(
+            buf.cast(),
+            count,
+            pos,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+        )
+    }
+}
+
+/// # Safety
+///
+/// Called by the VFS as `release` of a file opened by [`snapshot_open`].
+unsafe extern "C" fn snapshot_release(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `private_data` was set by `snapshot_open` from
+    // `KBox::into_raw` (a failed open is never released) and is released
+    // exactly once, here.
+    drop(unsafe { KBox::from_raw((*file).private_data as *mut VVec<u8>) });
+    0
+}
+
+/// A command file reads as empty, so that copying the directory copies no
+/// command.
+///
+/// # Safety
+///
+/// None beyond the VFS's `read` contract: no argument is used.
+unsafe extern "C" fn empty_read(
+    _file: *mut bindings::file,
+    _buf: *mut c_char,
+    _count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    0
+}
+
+/// Reads one command from user space and applies it.
+///
+/// # Safety
+///
+/// Called by the VFS as `write`: `buf` is a user pointer of `count` bytes.
+unsafe extern "C" fn command_write<C: CommandSink>(
+    _file: *mut bindings::file,
+    buf: *const c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    let mut storage = [0u8; MAX_COMMAND];
+    match read_command(buf, count, &mut storage).and_then(C::command) {
+        // All `count` bytes taken.
+        Ok(()) => count as isize,
+        Err(error) => error.to_errno() as isize,
+    }
+}
+
+/// Copies a command of at most [`MAX_COMMAND`] bytes from user space and
+/// removes one trailing newline.
+fn read_command(
+    buf: *const c_char,
+    count: usize,
+    storage: &mut [u8; MAX_COMMAND],
+) -> Result<&[u8]> {
+    if count == 0 || count > MAX_COMMAND {
+        return Err(EINVAL);
+    }
+    UserSlice::new(buf as usize, count)
+        .reader()
+        .read_slice(&mut storage[..count])?;
+    let command = &storage[..count];
+    Ok(command.strip_suffix(b"\n").unwrap_or(command))
+}
+
+#[cfg(CONFIG_MODULES)]
+pub(crate) use modules::*;
+
+#[cfg(CONFIG_MODULES)]
+mod modules {
+    use core::cell::UnsafeCell;
+    use core::ffi::c_void;
+    use core::marker::PhantomData;
+    use core::ptr;
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    use kernel::bindings;
+    use kernel::error::to_result;
+    use kernel::ffi::{c_int, c_ulong};
+    use kernel::prelude::*;
+
+    use crate::profile::check::SectionError;
+    use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+    use crate::runtime::objects::vmlinux_version_word;
+
+    // pgo/glue.c.
+    extern "C" {
+        fn kpgo_walk_modules(context: *mut c_void);
+        fn kpgo_unload_warning_ratelimit() -> bool;
+    }
+
+    /// A `struct module` that the kernel keeps valid while `'a` lasts.
+    ///
+    /// Only fields that do not change after the module is formed are read
+    /// through it (name, PGO sections), and its state with a volatile
+    /// read: the loader writes the rest while kpgo looks, so no Rust
+    /// reference to the whole struct is ever made.
+    ///
+    /// INVARIANT: `module` points to a `struct module` that stays valid
+    /// for `'a` (each constructor says why).
+    pub(crate) struct Module<'a> {
+        module: *const bindings::module,
+        _valid: PhantomData<&'a bindings::module>,
+    }
+
+    impl Module<'_> {
+        /// An address that tells this module apart from every other
+        /// module loaded at the same time.
+        pub(crate) fn id(&self) -> usize {
+            self.module as usize
+        }
+
+        /// The module's name.
+        pub(crate) fn name(&self) -> &[u8] {
+            // SAFETY: `self.module` is valid for `'a` (type invariant);
+            // the name is written before the module is formed and never
+            // again.
+            let name = unsafe { &*ptr::addr_of!((*self.module).name) };
+            let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+            &name[..len]
+        }
+
+        /// Whether the module is live: its init function has returned
+        /// successfully and it is not being unloaded.
+        pub(crate) fn is_live(&self) -> bool {
+            // SAFETY: `self.module` is valid for `'a` (type invariant); the
+            // loader writes `state` concurrently, hence a volatile read
+            // (READ_ONCE).
+            let state = unsafe { ptr::addr_of!((*self.module).state).read_volatile() };
+            state == bindings::module_state_MODULE_STATE_LIVE
+        }
+
+        /// Whether the module has PGO sections (was built with
+        /// `-fprofile-generate`).
+        pub(crate) fn is_instrumented(&self) -> bool {
+            self.pgo().data_size != 0
+        }
+
+        fn pgo(&self) -> bindings::module_pgo_sections {
+            // SAFETY: `self.module` is valid for `'a` (type invariant);
+            // `pgo` is written by `find_module_sections()` before the
+            // module is formed and never again.
+            unsafe { ptr::addr_of!((*self.module).pgo).read() }
+        }
+
+        /// The descriptor of the module's PGO sections, checked
+        /// (`ProfiledObject::new_checked`): an error says why the sections
+        /// are refused.
+        ///
+        /// # Safety
+        ///
+        /// The module is coming or live, and will get its GOING
+        /// notification; the caller stops calling the descriptor's methods
+        /// that read the sections (see `ProfiledObject`) when it handles
+        /// that notification. Only the hooks' `record_target` may go on.
+        pub(crate) unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError> {
+            let pgo = self.pgo();
+            let range =
+                |start: *mut c_void, len: u32| SectionRange::from_len(start.cast(), len as usize);
+            let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
+            notes[0] = range(pgo.notes, pgo.notes_size);
+            let sections = Sections {
+                data: range(pgo.data, pgo.data_size),
+                counters: range(pgo.counters, pgo.counters_size),
+                bitmap: range(pgo.bitmap, pgo.bitmap_size),
+                names: range(pgo.names, pgo.names_size),
+                values: range(pgo.values, pgo.values_size),
+                vnodes: range(pgo.vnodes, pgo.vnodes_size),
+                notes,
+            };
+            // A module built by the same compiler always has its own
+            // word; vmlinux's stands in otherwise.
+            let version_word = if pgo.raw_version.is_null() {
+                vmlinux_version_word()
+            } else {
+                pgo.raw_version
+            };
+            // SAFETY: the ranges are the module's sections as the loader
+            // placed them (`find_module_pgo_sections()`), mapped until
+            // `free_module()`, which for a module that got (or will get)
+            // its GOING notification runs after the GOING notifiers
+            // returned; the caller ends its reads there (this function's
+            // contract). The counters, bitmap, heads and nodes are
+            // writable (the loader keeps `__llvm_prf_vnds` out of
+            // ro_after_init) and written only by the module's code and
+            // the core's atomics; the records, names, notes and version
+            // word (the module's, or vmlinux's) are not written after
+            // load.
+            unsafe { ProfiledObject::new_checked(sections, version_word) }
+        }
+    }
+
+    /// What kpgo does on module events.
+    pub(crate) trait ModuleEvents {
+        /// `MODULE_STATE_COMING`: the module is formed, its init function
+        /// has not run yet.
+        fn coming(module: &Module<'_>);
+        /// `MODULE_STATE_GOING`: its exit function has run (or its init
+        /// or its load failed after COMING); its memory is still mapped.
+        fn going(module: &Module<'_>);
+    }
+
+    /// A module notifier that can be a `static`, registered at most once
+    /// and never unregistered (kpgo is built in).
+    pub(crate) struct ModuleNotifier {
+        block: UnsafeCell<bindings::notifier_block>,
+        registered: AtomicBool,
+    }
+
+    // SAFETY: `block` is written only by the notifier chain, under the
+    // chain's own lock; `registered` is atomic.
+    unsafe impl Sync for ModuleNotifier {}
+
+    impl ModuleNotifier {
+        /// A notifier that calls `E`.
+        pub(crate) const fn new<E: ModuleEvents>() -> Self {
+            Self {
+                block: UnsafeCell::new(bindings::notifier_block {
+                    notifier_call: Some(module_event::<E>),
+                    next: ptr::null_mut(),
+                    priority: 0,
+                }),
+                registered: AtomicBool::new(false),
+            }
+        }
+
+        /// Starts the notifications. `EBUSY` if already registered.
+        pub(crate) fn register(&'static self) -> Result {
+            if self.registered.swap(true, Ordering::AcqRel) {
+                return Err(EBUSY);
+            }
+            // SAFETY: the block is static, so it outlives its registration,
+            // and it is not on the chain (`registered` was false).
+            let result = to_result(unsafe { bindings::register_module_notifier(self.block.get()) });
+            if result.is_err() {
+                self.registered.store(false, Ordering::Release);
+            }
+            result
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the module notifier chain with the `struct module` an
+    /// event is about.
+    unsafe extern "C" fn module_event<E: ModuleEvents>(
+        _block: *mut bindings::notifier_block,
+        action: c_ulong,
+        data: *mut c_void,
+    ) -> c_int {
+        // INVARIANT: the chain passes a `struct module` that stays valid
+        // during the call (the loader frees it only after the GOING calls
+        // returned).
+        let module = Module {
+            module: data as *const bindings::module,
+            _valid: PhantomData,
+        };
+        match action as bindings::module_state {
+            bindings::module_state_MODULE_STATE_COMING => E::coming(&module),
+            bindings::module_state_MODULE_STATE_GOING => E::going(&module),
+            _ => {}
+        }
+        bindings::NOTIFY_OK as c_int
+    }
+
+    /// Calls `visit` on every live module, under `module_mutex` (so `visit`
+    /// must not load or unload modules). A module leaves the live state
+    /// only under `module_mutex` (`delete_module()`), so it stays live
+    /// during `visit`, and its GOING notification comes after.
+    pub(crate) fn for_each_loaded_module(mut visit: impl FnMut(&Module<'_>)) {
+        let mut visit: &mut dyn FnMut(&Module<'_>) = &mut visit;
+        // SAFETY: `kpgo_walk_modules` passes `context` on to
+        // `kpgo_visit_module` only, during the call; it points to `visit`,
+        // which outlives the call.
+        unsafe { kpgo_walk_modules(ptr::from_mut(&mut visit).cast()) };
+    }
+
+    /// The callback of `kpgo_walk_modules` (`struct module` as `void *`:
+    /// its bindgen type holds fields that the FFI-safety lint flags).
+    ///
+    /// # Safety
+    ///
+    /// Called only by `kpgo_walk_modules`, with the `context` given by
+    /// [`for_each_loaded_module`] and a module on the kernel's list,
+    /// under `module_mutex`.
+    #[no_mangle]
+    unsafe extern "C" fn kpgo_visit_module(module: *mut c_void, context: *mut c_void) {
+        // SAFETY: `context` points to the `&mut dyn FnMut` of the running
+        // walk, alive and not otherwise used until the walk returns.
+        let visit = unsafe { &mut *context.cast::<&mut dyn FnMut(&Module<'_>)>() };
+        // INVARIANT: a module stays on the list, hence valid, while
+        // `module_mutex` is held, which `kpgo_walk_modules` holds
+        // across this call.
+        visit(&Module {
+            module: module.cast(),
+            _valid: PhantomData,
+        });
+    }
+
+    /// Whether an unload warning may be printed now: at most 10 per 5
+    /// seconds, kpgo's own budget.
+    pub(crate) fn unload_warning_allowed() -> bool {
+        // SAFETY: no precondition; `__ratelimit()` takes its own lock.
+        unsafe { kpgo_unload_warning_ratelimit() }
+    }
+}
