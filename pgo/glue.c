@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C side of kpgo's runtime (kpgo.rs): its initcall, the walk over the
- * modules loaded before it, and the rate limit of its unload warnings.
+ * modules loaded before it, the rate limit of its unload warnings, and the
+ * export of the Rust hooks to modules (Rust built into the kernel has no
+ * way to export a symbol in 6.12).
  */
+#include <linux/export.h>
 #include <linux/init.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -61,4 +64,10 @@ bool kpgo_unload_warning_ratelimit(void)
 {
 	return __ratelimit(&kpgo_unload_ratelimit);
 }
+
+KPGO_HOOK(instrument_target);
+EXPORT_SYMBOL(__llvm_profile_instrument_target);
+
+KPGO_HOOK(instrument_memop);
+EXPORT_SYMBOL(__llvm_profile_instrument_memop);
 #endif

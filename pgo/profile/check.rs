@@ -87,7 +87,8 @@ impl fmt::Display for SectionError {
             }
             SectionError::DataNotWholeRecords { bytes, record_size } => write!(
                 f,
-                "__llvm_prf_data holds {bytes} bytes, not a whole number of {record_size}-byte records"
+                "__llvm_prf_data holds {bytes} bytes, \
+                 not a whole number of {record_size}-byte records"
             ),
             SectionError::Counters { record } => write!(
                 f,
@@ -98,7 +99,8 @@ impl fmt::Display for SectionError {
             }
             SectionError::Values { record } => write!(
                 f,
-                "data record {record}: Values pointer does not name its value-site heads inside __llvm_prf_vals"
+                "data record {record}: Values pointer does not name \
+                 its value-site heads inside __llvm_prf_vals"
             ),
             SectionError::PoolMisaligned => {
                 f.write_str("__llvm_prf_vnds is not aligned for value nodes")

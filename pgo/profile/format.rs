@@ -70,13 +70,15 @@ impl fmt::Display for FormatError {
         match *self {
             FormatError::UnsupportedVersion(raw) => write!(
                 f,
-                "raw profile version {} (word {:#018x}) is not supported; kpgo writes versions 8 (LLVM 15-17) and 10 (LLVM 19-20)",
+                "raw profile version {} (word {:#018x}) is not supported; \
+                 kpgo writes versions 8 (LLVM 15-17) and 10 (LLVM 19-20)",
                 raw & !VARIANT_MASKS_ALL,
                 raw
             ),
             FormatError::UnsupportedVariant(raw) => write!(
                 f,
-                "raw profile variant flags {:#x} are not supported (debug-info correlation, memory or temporal profiling)",
+                "raw profile variant flags {:#x} are not supported \
+                 (debug-info correlation, memory or temporal profiling)",
                 raw & VARIANT_MASKS_ALL & !variant::SUPPORTED
             ),
         }

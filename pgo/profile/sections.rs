@@ -558,16 +558,37 @@ macro_rules! linked_image {
         /// The image's `__llvm_prf_*` sections; `notes` are its build-id
         /// note areas.
         $vis const fn $sections(
-            notes: [$crate::profile::sections::SectionRange; $crate::profile::sections::MAX_NOTE_RANGES],
+            notes: [
+                $crate::profile::sections::SectionRange;
+                $crate::profile::sections::MAX_NOTE_RANGES
+            ],
         ) -> $crate::profile::sections::Sections {
             use $crate::profile::sections::{SectionRange, Sections};
             Sections {
-                data: SectionRange::new(&raw mut __start___llvm_prf_data, &raw mut __stop___llvm_prf_data),
-                counters: SectionRange::new(&raw mut __start___llvm_prf_cnts, &raw mut __stop___llvm_prf_cnts),
-                bitmap: SectionRange::new(&raw mut __start___llvm_prf_bits, &raw mut __stop___llvm_prf_bits),
-                names: SectionRange::new(&raw mut __start___llvm_prf_names, &raw mut __stop___llvm_prf_names),
-                values: SectionRange::new(&raw mut __start___llvm_prf_vals, &raw mut __stop___llvm_prf_vals),
-                vnodes: SectionRange::new(&raw mut __start___llvm_prf_vnds, &raw mut __stop___llvm_prf_vnds),
+                data: SectionRange::new(
+                    &raw mut __start___llvm_prf_data,
+                    &raw mut __stop___llvm_prf_data,
+                ),
+                counters: SectionRange::new(
+                    &raw mut __start___llvm_prf_cnts,
+                    &raw mut __stop___llvm_prf_cnts,
+                ),
+                bitmap: SectionRange::new(
+                    &raw mut __start___llvm_prf_bits,
+                    &raw mut __stop___llvm_prf_bits,
+                ),
+                names: SectionRange::new(
+                    &raw mut __start___llvm_prf_names,
+                    &raw mut __stop___llvm_prf_names,
+                ),
+                values: SectionRange::new(
+                    &raw mut __start___llvm_prf_vals,
+                    &raw mut __stop___llvm_prf_vals,
+                ),
+                vnodes: SectionRange::new(
+                    &raw mut __start___llvm_prf_vnds,
+                    &raw mut __stop___llvm_prf_vnds,
+                ),
                 notes,
             }
         }

@@ -21,8 +21,13 @@
 //!   ones are appended:
 //!
 //!   ```text
-//!   runtime module_slots=256 module_slots_used=N modules_profiled=N modules_refused=N descriptors=N descriptor_bytes=N kept_bytes=N kept_limit_bytes=N
-//!   object=<name> state=live|unloaded functions=N counters=N value_sites=N value_nodes_used=N value_nodes=N values_dropped=N kept_profiles=N kept_bytes=N lost_profiles=N
+//!   (each line of the file is one line here, wrapped at "\")
+//!   runtime module_slots=256 module_slots_used=N modules_profiled=N \
+//!     modules_refused=N descriptors=N descriptor_bytes=N kept_bytes=N \
+//!     kept_limit_bytes=N
+//!   object=<name> state=live|unloaded functions=N counters=N \
+//!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
+//!     kept_profiles=N kept_bytes=N lost_profiles=N
 //!   ```
 //!
 //!   `module_slots_used` counts the modules profiled now;
