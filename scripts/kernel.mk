@@ -60,7 +60,7 @@ $(KPGO_KERNEL_TREE_OPTIMIZED)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-pre
 optimized: $(KPGO_KERNEL_TREE_OPTIMIZED)/.config | kernel-prepare-optimized
 	$(KPGO_REPO)/scripts/build-optimized $(PROFILE)
 
-KPGO_KERNEL_TESTS := boot vmlinux modules optimized
+KPGO_KERNEL_TESTS := boot vmlinux modules hooks rust optimized
 kernel-check: kernel
 	@set -e; for t in $(KPGO_KERNEL_TESTS); do \
 		echo "== tests/kernel/$$t.sh"; $(KPGO_REPO)/tests/kernel/$$t.sh; done
