@@ -128,13 +128,7 @@ unsafe extern "C" fn run_read(
     // SAFETY: `buf` and `count` are the user buffer of this `read`, `pos`
     // its position; the source is a static of `RAN.len()` bytes.
     unsafe {
-        bindings::simple_read_from_buffer(
-            buf.cast(),
-            count,
-            pos,
-            RAN.as_ptr().cast(),
-            RAN.len(),
-        )
+        bindings::simple_read_from_buffer(buf.cast(), count, pos, RAN.as_ptr().cast(), RAN.len())
     }
 }
 
