@@ -69,7 +69,7 @@ optimized:
 		--instrumented $(KPGO_KERNEL_TREE) --instrumented $(KPGO_BUILD)/bench/instrumented \
 		$(PROFILE)
 
-KPGO_KERNEL_TESTS := boot vmlinux modules optimized
+KPGO_KERNEL_TESTS := boot vmlinux modules hooks rust optimized
 kernel-check: kernel
 	@set -e; for t in $(KPGO_KERNEL_TESTS); do \
 		echo "== tests/kernel/$$t.sh"; $(KPGO_REPO)/tests/kernel/$$t.sh; done

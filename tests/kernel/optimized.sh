@@ -4,7 +4,7 @@
 # The optimized build path: a profile taken from the instrumented kernel
 # (by tests/kernel/vmlinux.sh, which must run first) is merged and applied
 # with `make optimized`; the matching instrumented build must give zero
-# out-of-date functions, and the optimized kernel must boot.
+# out-of-date functions, C and Rust, and the optimized kernel must boot.
 #
 # Usage: tests/kernel/optimized.sh
 set -euo pipefail
@@ -24,8 +24,14 @@ check "make optimized succeeded (status $status)" test "$status" -eq 0
 counts=$tree/pgo-profile-diagnostics.txt
 out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
 missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
-echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without data"
+rust_out_of_date=$(sed -n 's/^rust_out_of_date=//p' "$counts" 2>/dev/null)
+rust_missing=$(sed -n 's/^rust_missing=//p' "$counts" 2>/dev/null)
+echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without data;" \
+	"of them Rust: ${rust_out_of_date:-?} out-of-date, ${rust_missing:-?} without data"
 check "zero out-of-date functions with the matching profile" test "${out_of_date:--1}" -eq 0
+check "zero out-of-date Rust functions" test "${rust_out_of_date:--1}" -eq 0
+check "the profile holds Rust functions (v0 symbols)" \
+	bash -c "/usr/lib/llvm-19/bin/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
 check "the optimized kernel is not instrumented" \
 	bash -c "grep -q '^# CONFIG_PGO_CLANG is not set' '$tree/.config' &&
 		! /usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux' | grep -q __llvm_prf_data"
@@ -52,6 +58,9 @@ status=0
 "$root/scripts/build-optimized" --origin-only --instrumented "$root/build/linux" \
 	"$profile" 2>/dev/null || status=$?
 check "the test kernel's own profile is recognized (status $status = 0)" test "$status" -eq 0
+check "the profile was applied to the kernel crate (-Cprofile-use), not to core" \
+	bash -c "grep -q -- '-Cprofile-use=' '$tree/rust/.kernel.o.cmd' &&
+		! grep -q -- '-Cprofile-use=' '$tree/rust/.core.o.cmd'"
 status=0
 "$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --out "$out" \
 	"$here/boot.guest.sh" || status=$?
