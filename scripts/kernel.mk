@@ -10,6 +10,9 @@
 #   make kernel-nopgo   build/linux-nopgo: the same without PGO_CLANG, to
 #                       compare (a separate tree: kbuild cannot build a
 #                       second configuration O= from a tree built in place).
+#   make kernel-kasan   build/linux-kasan: the same plus scripts/configs/kasan.config
+#                       (KASAN, lockdep, kmemleak, fault injection), the
+#                       kernel of tests/kernel/lifecycle.sh.
 #   make kernel-check   the QEMU tests of tests/kernel/ on build/linux:
 #                       boot.sh (smoke), module.sh (instrumented module).
 #   make kernel-figures both builds from scratch, measured, written to
@@ -22,13 +25,15 @@ KPGO_REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 KPGO_KERNEL_TREE := $(KPGO_REPO)/build/linux
 KPGO_KERNEL_TREE_NOPGO := $(KPGO_REPO)/build/linux-nopgo
 KPGO_KERNEL_TREE_OPTIMIZED := $(KPGO_REPO)/build/linux-optimized
+KPGO_KERNEL_TREE_KASAN := $(KPGO_REPO)/build/linux-kasan
 # The profile that `make optimized` applies: by default the main job's.
 PROFILE ?= $(KPGO_REPO)/build/kernel.profdata
 KPGO_KERNEL_CONFIG_INPUTS := $(KPGO_REPO)/scripts/kpgo.config \
 	$(KPGO_REPO)/scripts/configure-kernel $(KPGO_REPO)/patches/series
 
 .PHONY: kernel kernel-nopgo kernel-prepare kernel-prepare-nopgo kernel-check \
-	kernel-figures optimized baseline kernel-prepare-optimized
+	kernel-figures optimized baseline kernel-prepare-optimized \
+	kernel-kasan kernel-prepare-kasan
 
 # Preparing is idempotent and quick when nothing changed: always run it.
 kernel-prepare:
@@ -59,6 +64,18 @@ $(KPGO_KERNEL_TREE_OPTIMIZED)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) | kernel-pre
 	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/configure-kernel --no-pgo
 optimized: $(KPGO_KERNEL_TREE_OPTIMIZED)/.config | kernel-prepare-optimized
 	$(KPGO_REPO)/scripts/build-optimized $(PROFILE)
+
+# The lifecycle test kernel: the test configuration plus KASAN, kmemleak
+# and fault injection (build/linux-kasan/arch/x86/boot/bzImage).
+kernel-prepare-kasan:
+	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/prepare-kernel
+$(KPGO_KERNEL_TREE_KASAN)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) \
+		$(KPGO_REPO)/scripts/configs/kasan.config | kernel-prepare-kasan
+	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/configure-kernel \
+		--fragment $(KPGO_REPO)/scripts/kpgo.config \
+		--fragment $(KPGO_REPO)/scripts/configs/kasan.config
+kernel-kasan: $(KPGO_KERNEL_TREE_KASAN)/.config | kernel-prepare-kasan
+	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/kmake
 
 KPGO_KERNEL_TESTS := boot vmlinux modules optimized
 kernel-check: kernel

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loads or unloads a module with the Nth fault-injection site of this
+ * thread failing (/proc/thread-self/fail-nth), for the lifecycle tests:
+ *
+ *   fail_nth N load FILE.ko [PARAMS]    finit_module()
+ *   fail_nth N unload NAME              delete_module(O_NONBLOCK)
+ *
+ * N = 0 injects nothing. Prints one line,
+ *   fail_nth: nth=N op=load|unload result=0|-ERRNO fired=0|1
+ * where fired=1 means the Nth site was reached and failed (fail-nth reads
+ * 0 afterwards). Exit status: 0 if the operation succeeded, 1 if it
+ * failed, 2 on a usage or setup error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	char buf[32] = "";
+	const char *op;
+	int ctl, fd = -1, error;
+	long nth, result;
+	ssize_t n;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s N load FILE.ko [PARAMS] | N unload NAME\n",
+			argv[0]);
+		return 2;
+	}
+	nth = strtol(argv[1], NULL, 10);
+	op = argv[2];
+	if (strcmp(op, "load") == 0) {
+		fd = open(argv[3], O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			perror(argv[3]);
+			return 2;
+		}
+	} else if (strcmp(op, "unload") != 0) {
+		fprintf(stderr, "unknown operation %s\n", op);
+		return 2;
+	}
+	/* Opened first: the open allocates, and must not count. */
+	ctl = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		perror("/proc/thread-self/fail-nth");
+		return 2;
+	}
+	snprintf(buf, sizeof(buf), "%ld", nth);
+	if (nth > 0 && write(ctl, buf, strlen(buf)) < 0) {
+		perror("write fail-nth");
+		return 2;
+	}
+	if (fd >= 0)
+		result = syscall(SYS_finit_module, fd, argc > 4 ? argv[4] : "", 0);
+	else
+		result = syscall(SYS_delete_module, argv[3], O_NONBLOCK);
+	error = errno;
+	n = pread(ctl, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	/* Disarm whatever is left. */
+	if (write(ctl, "0", 1) < 0)
+		perror("write fail-nth");
+	printf("fail_nth: nth=%ld op=%s result=%ld fired=%d\n", nth, op,
+	       result < 0 ? -(long)error : 0L,
+	       nth > 0 && n > 0 && strtol(buf, NULL, 10) == 0);
+	return result < 0;
+}
