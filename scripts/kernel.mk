@@ -67,8 +67,13 @@ optimized: $(KPGO_KERNEL_TREE_OPTIMIZED)/.config | kernel-prepare-optimized
 
 # The lifecycle test kernel: the test configuration plus KASAN, kmemleak
 # and fault injection (build/linux-kasan/arch/x86/boot/bzImage).
+# KASAN + PGO needs an objtool fix that the series does not have yet
+# (scripts/configs/objtool-group-signature.patch): applied here, once.
+KPGO_KASAN_OBJTOOL_FIX := $(KPGO_REPO)/scripts/configs/objtool-group-signature.patch
 kernel-prepare-kasan:
 	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/prepare-kernel
+	patch -d $(KPGO_KERNEL_TREE_KASAN) -p1 -R -s -f --dry-run <$(KPGO_KASAN_OBJTOOL_FIX) \
+		>/dev/null 2>&1 || patch -d $(KPGO_KERNEL_TREE_KASAN) -p1 -s -N <$(KPGO_KASAN_OBJTOOL_FIX)
 $(KPGO_KERNEL_TREE_KASAN)/.config: $(KPGO_KERNEL_CONFIG_INPUTS) \
 		$(KPGO_REPO)/scripts/configs/kasan.config | kernel-prepare-kasan
 	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/configure-kernel \

@@ -15,6 +15,10 @@ the lifecycle tests; Python standard library only.
       Values at offset 40) so that it points at SYMBOL (e.g. a variable in
       the module's .data) or at its own target plus N bytes (N large: far
       outside the module's __llvm_prf_vals). Prints what it changed.
+
+  ko_edit.py corrupt-counters IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
+      The same for the record's CounterPtr (offset 16, relative to the
+      record), so that it names counters outside __llvm_prf_cnts.
 """
 import argparse
 import struct
@@ -23,7 +27,9 @@ import sys
 RECORD_SIZE = 64  # raw version 10 (LLVM 19)
 FUNCTION_POINTER_OFFSET = 32
 VALUES_OFFSET = 40
+COUNTER_PTR_OFFSET = 16
 R_X86_64_64 = 1
+R_X86_64_PC64 = 24
 SHT_SYMTAB = 2
 SHT_RELA = 4
 STT_SECTION = 3
@@ -113,7 +119,12 @@ def rename(elf, new_name):
     print(f"renamed module {old_name.decode()} to {new_name}")
 
 
-def corrupt_values(elf, function, to_symbol, addend):
+def corrupt_field(elf, field, function, to_symbol, addend):
+    """Field "values" or "counters" of FUNCTION's record."""
+    offset, section, rtypes = {
+        "values": (VALUES_OFFSET, "__llvm_prf_vals", (R_X86_64_64,)),
+        "counters": (COUNTER_PTR_OFFSET, "__llvm_prf_cnts", (R_X86_64_PC64, R_X86_64_64)),
+    }[field]
     data_index = elf.section("__llvm_prf_data")
     size = elf.sections[data_index]["size"]
     if size % RECORD_SIZE:
@@ -131,13 +142,12 @@ def corrupt_values(elf, function, to_symbol, addend):
     if len(records) != 1:
         raise SystemExit(f"{len(records)} data records point at {function}")
     record = records[0]
-    values = [r for r in relocations if r[1] == record * RECORD_SIZE + VALUES_OFFSET]
-    if len(values) != 1:
-        raise SystemExit(f"record {record} of {function} has no Values relocation: no value site?")
-    at, r_offset, sym, rtype, old_addend = values[0]
-    vals_index = elf.section("__llvm_prf_vals")
-    if symbols[sym][5] != vals_index or rtype != R_X86_64_64:
-        raise SystemExit(f"record {record}'s Values does not point into __llvm_prf_vals")
+    found = [r for r in relocations if r[1] == record * RECORD_SIZE + offset]
+    if len(found) != 1:
+        raise SystemExit(f"record {record} of {function} has no {field} relocation")
+    at, r_offset, sym, rtype, old_addend = found[0]
+    if symbols[sym][5] != elf.section(section) or rtype not in rtypes:
+        raise SystemExit(f"record {record}'s {field} field does not point into {section}")
     if to_symbol is not None:
         targets = [s for s in symbols if s[1] == to_symbol]
         if len(targets) != 1:
@@ -146,10 +156,10 @@ def corrupt_values(elf, function, to_symbol, addend):
         where = f"{to_symbol} (section {elf.sections[targets[0][5]]['name']})"
     else:
         new_sym, new_addend = sym, old_addend + addend
-        where = f"{symbols[sym][1] or '__llvm_prf_vals'} + {new_addend:#x}"
+        where = f"{symbols[sym][1] or section} + {new_addend:#x}"
     struct.pack_into("<QQq", elf.data, at, r_offset, (new_sym << 32) | rtype, new_addend)
-    print(f"record {record} ({function}): Values now points at {where}, was "
-          f"{symbols[sym][1] or '__llvm_prf_vals'} + {old_addend:#x}")
+    print(f"record {record} ({function}): {field} now points at {where}, was "
+          f"{symbols[sym][1] or section} + {old_addend:#x}")
 
 
 def main():
@@ -159,20 +169,21 @@ def main():
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("name")
-    p = commands.add_parser("corrupt-values")
-    p.add_argument("input")
-    p.add_argument("output")
-    p.add_argument("function")
-    target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--to")
-    target.add_argument("--addend", type=lambda s: int(s, 0))
+    for field in ("values", "counters"):
+        p = commands.add_parser(f"corrupt-{field}")
+        p.add_argument("input")
+        p.add_argument("output")
+        p.add_argument("function")
+        target = p.add_mutually_exclusive_group(required=True)
+        target.add_argument("--to")
+        target.add_argument("--addend", type=lambda s: int(s, 0))
     args = parser.parse_args()
     with open(args.input, "rb") as f:
         elf = Elf(f.read())
     if args.command == "rename":
         rename(elf, args.name)
     else:
-        corrupt_values(elf, args.function, args.to, args.addend)
+        corrupt_field(elf, args.command.split("-")[1], args.function, args.to, args.addend)
     with open(args.output, "wb") as f:
         f.write(elf.data)
     return 0

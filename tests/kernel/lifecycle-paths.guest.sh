@@ -117,6 +117,14 @@ save $pgo/pgo_test_corrupt.profraw control.profraw
 rmmod pgo_test_corrupt
 mark "corrupt control end"
 
+# 4b. A CounterPtr aimed at the module's .data: refused too.
+mark "corrupt-cnts start"
+insmod $k/corrupt/pgo_corrupt_cnts.ko
+ls -ln $pgo >$r/ls-corrupt-cnts
+cat /sys/kernel/debug/pgo_corrupt_cnts/run >/dev/null
+rmmod pgo_corrupt_cnts
+mark "corrupt-cnts end"
+
 # 5. kmemleak: two scans (reported objects must be 5 s old).
 mark "kmemleak start"
 echo scan >/sys/kernel/debug/kmemleak

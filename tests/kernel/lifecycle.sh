@@ -6,9 +6,9 @@
 #
 #   paths   failure paths, 2 CPUs: an init that fails (100 loads), timers,
 #           delayed and async work across unload, modules named vmlinux,
-#           all, and two .ko files with one name, a corrupted Values
-#           pointer (tests/kernel/ko_edit.py) that must be refused with
-#           nothing written.
+#           all, and two .ko files with one name, corrupted Values and
+#           CounterPtr fields (tests/kernel/ko_edit.py) that must be
+#           refused with nothing written.
 #   faults  fault injection at load and unload (fail-nth over the whole
 #           load path, then over kpgo's own allocations, then failslab
 #           with a probability), each attempt judged, then an exact load.
@@ -63,6 +63,9 @@ edit corrupt-values "$moddir/pgo_test_corrupt.ko" "$moddir/corrupt/pgo_test_corr
 edit corrupt-values "$moddir/pgo_test_corrupt.ko" "$moddir/corrupt/far.ko" \
 	pgo_test_corrupt_victim --addend 0x100000
 edit rename "$moddir/corrupt/far.ko" "$moddir/corrupt/pgo_corrupt_far.ko" pgo_corrupt_far
+edit corrupt-counters "$moddir/pgo_test_corrupt.ko" "$moddir/corrupt/cnts.ko" \
+	pgo_test_corrupt_victim --to pgo_test_corrupt_target
+edit rename "$moddir/corrupt/cnts.ko" "$moddir/corrupt/pgo_corrupt_cnts.ko" pgo_corrupt_cnts
 cat "$moddir/edits.log"
 
 for program in "$here/guest/fail_nth.c" "$here/guest/getpid_loop.c" "$root/bench/guest/syscalls.c"; do
@@ -83,7 +86,7 @@ for m in pgo_test_a pgo_test_b pgo_test_initfail pgo_test_async pgo_test_corrupt
 	files+=(--file "$moddir/$m.ko")
 done
 for ko in "$moddir"/named/*.ko; do files+=(--file "$ko:/kpgo/named/${ko##*/}"); done
-for ko in pgo_test_corrupt pgo_corrupt_far; do
+for ko in pgo_test_corrupt pgo_corrupt_far pgo_corrupt_cnts; do
 	files+=(--file "$moddir/corrupt/$ko.ko:/kpgo/corrupt/$ko.ko")
 done
 for program in fail_nth getpid_loop syscalls; do files+=(--file "$guest_bin/$program"); done

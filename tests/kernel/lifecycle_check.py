@@ -303,6 +303,11 @@ def paths(r, console):
           victim is not None and profiles_in(r / "control.profraw") == 1
           and sum(victim.targets.values()) == 10 and sum(victim.sizes.values()) == 10,
           f"{profiles_in(r / 'control.profraw')} profiles, {victim}")
+    lines = between(console, "corrupt-cnts start", "corrupt-cnts end")
+    check("a CounterPtr outside __llvm_prf_cnts is refused with one log line, no file",
+          len(not_profiled(lines, "pgo_corrupt_cnts")) == 1
+          and "pgo_corrupt_cnts.profraw" not in read(r / "ls-corrupt-cnts"),
+          "; ".join(lines[-5:]))
     lines = between(console, "corrupt-far start", "corrupt-far end")
     check("a Values pointer 1 MiB outside __llvm_prf_vals is refused with one log line, "
           "no file", len(not_profiled(lines, "pgo_corrupt_far")) == 1
