@@ -92,12 +92,18 @@ done
 for program in fail_nth getpid_loop syscalls; do files+=(--file "$guest_bin/$program"); done
 files+=(--file "$moddir/kpgo-text-range")
 
+# The guest scripts mark their steps in the kernel log through /dev/kmsg,
+# which is rate limited unless printk.devkmsg=on.
+append="printk.devkmsg=on"
 case $part in
 paths) options=(--smp 2 --mem 1G --timeout 1200 --disk-size 256) ;;
 faults) options=(--smp 1 --mem 1G --timeout 3000 --disk-size 256) ;;
-stress) options=(--smp 2 --mem 2G --timeout $((stress_seconds + 1200)) --disk-size 1536
-	--append "kpgo_stress_seconds=$stress_seconds") ;;
+stress)
+	options=(--smp 2 --mem 2G --timeout $((stress_seconds + 1200)) --disk-size 1536)
+	append+=" kpgo_stress_seconds=$stress_seconds"
+	;;
 esac
+options+=(--append "$append")
 status=0
 "$root/scripts/qemu-run" --out "$out" "${options[@]}" "${files[@]}" "$@" \
 	"$here/lifecycle-$part.guest.sh" || status=$?
