@@ -21,8 +21,10 @@ the lifecycle tests; Python standard library only.
       record), so that it names counters outside __llvm_prf_cnts.
 """
 import argparse
+import hashlib
 import struct
 import sys
+import zlib
 
 RECORD_SIZE = 64  # raw version 10 (LLVM 19)
 FUNCTION_POINTER_OFFSET = 32
@@ -119,6 +121,36 @@ def rename(elf, new_name):
     print(f"renamed module {old_name.decode()} to {new_name}")
 
 
+def uleb128(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def pgo_names(elf):
+    """The PGO names of the profiled functions (__llvm_prf_names: chunks of
+    ULEB128 length, ULEB128 compressed length or 0, then the names, joined
+    by 0x01, zlib-compressed or not)."""
+    data = bytes(elf.bytes_of(elf.section("__llvm_prf_names")))
+    names, at = [], 0
+    while at < len(data) and any(data[at:]):
+        length, at = uleb128(data, at)
+        compressed, at = uleb128(data, at)
+        if compressed:
+            chunk = zlib.decompress(data[at:at + compressed])
+            at += compressed
+        else:
+            chunk = data[at:at + length]
+            at += length
+        names += chunk.decode().split("\x01")
+    return names
+
+
 def corrupt_field(elf, field, function, to_symbol, addend):
     """Field "values" or "counters" of FUNCTION's record."""
     offset, section, rtypes = {
@@ -130,18 +162,19 @@ def corrupt_field(elf, field, function, to_symbol, addend):
     if size % RECORD_SIZE:
         raise SystemExit(f"__llvm_prf_data is {size} bytes: not 64-byte records")
     symbols = elf.symbols()
-    funcs = [s for s in symbols if s[1] == function]
-    if len(funcs) != 1:
-        raise SystemExit(f"{len(funcs)} symbols named {function}")
-    _, _, func_value, _, _, func_shndx = funcs[0]
-    section_symbol = {s[0] for s in symbols if s[4] & 0xf == STT_SECTION and s[5] == func_shndx}
-    relocations = elf.relocations_of(data_index)
-    records = [r_offset // RECORD_SIZE for _, r_offset, sym, _, add in relocations
-               if r_offset % RECORD_SIZE == FUNCTION_POINTER_OFFSET
-               and (sym == funcs[0][0] or (sym in section_symbol and add == func_value))]
+    # A record is known by its NameRef: the MD5 of the function's PGO name
+    # ("file;function" for a static one), first 8 bytes.
+    names = [n for n in pgo_names(elf) if n.split(";")[-1] == function]
+    if len(names) != 1:
+        raise SystemExit(f"{len(names)} profiled functions named {function}")
+    name_ref = hashlib.md5(names[0].encode()).digest()[:8]
+    data = elf.bytes_of(data_index)
+    records = [i for i in range(size // RECORD_SIZE)
+               if data[i * RECORD_SIZE:i * RECORD_SIZE + 8] == name_ref]
     if len(records) != 1:
-        raise SystemExit(f"{len(records)} data records point at {function}")
+        raise SystemExit(f"{len(records)} data records for {names[0]}")
     record = records[0]
+    relocations = elf.relocations_of(data_index)
     found = [r for r in relocations if r[1] == record * RECORD_SIZE + offset]
     if len(found) != 1:
         raise SystemExit(f"record {record} of {function} has no {field} relocation")
@@ -152,7 +185,9 @@ def corrupt_field(elf, field, function, to_symbol, addend):
         targets = [s for s in symbols if s[1] == to_symbol]
         if len(targets) != 1:
             raise SystemExit(f"{len(targets)} symbols named {to_symbol}")
-        new_sym, new_addend = targets[0][0], 0
+        # A relative field (PC64, relative to the record) gets the field's
+        # offset back, so that it names the symbol itself.
+        new_sym, new_addend = targets[0][0], offset if rtype == R_X86_64_PC64 else 0
         where = f"{to_symbol} (section {elf.sections[targets[0][5]]['name']})"
     else:
         new_sym, new_addend = sym, old_addend + addend

@@ -100,7 +100,9 @@ mark "phase C start"
 i=1
 while [ $i -le 30 ]; do
 	mark "fault C load i=$i start"
-	sh -c "echo 1 >/proc/self/make-it-fail; exec insmod $k/pgo_test_a.ko" 2>/dev/null
+	# fail_nth 0: one finit_module() (busybox insmod would retry).
+	sh -c "echo 1 >/proc/self/make-it-fail; exec /kpgo/fail_nth 0 load $k/pgo_test_a.ko" \
+		>/dev/null
 	mark "fault C load i=$i end"
 	loaded=1
 	grep -q '^pgo_test_a ' /proc/modules && loaded=0

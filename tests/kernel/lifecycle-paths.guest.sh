@@ -7,6 +7,9 @@ pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 k=/kpgo
 mark() { echo "lifecycle: $*" >/dev/kmsg; }
+# One finit_module() per load: busybox insmod retries a failed
+# finit_module() with init_module(), which would load twice.
+load() { $k/fail_nth 0 load "$1" >/dev/null; }
 save() { if [ -e "$1" ]; then cat "$1" >"$r/$2"; fi; }
 status() { "$@" >/dev/null 2>&1; echo $?; }
 echo clear >/sys/kernel/debug/kmemleak
@@ -17,7 +20,7 @@ mark "initfail start"
 i=0
 loaded=0
 while [ $i -lt 100 ]; do
-	insmod $k/pgo_test_initfail.ko 2>/dev/null && loaded=$((loaded + 1))
+	load $k/pgo_test_initfail.ko && loaded=$((loaded + 1))
 	i=$((i + 1))
 done
 echo "$loaded" >$r/initfail-loaded

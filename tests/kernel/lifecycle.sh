@@ -74,12 +74,16 @@ done
 
 # kpgo's text, for the fault-injection stack filter (no KASLR in this
 # configuration: the guest has the same addresses).
-"$llvm/llvm-nm" -S --defined-only "$KPGO_TREE/vmlinux" |
-	awk '$3 ~ /^[tT]$/ && $4 ~ /4kpgo/ { print $1, $2 }' | sort |
-	awk 'NR == 1 { start = $1 } { last = $1; size = $2 }
-		END { if (start == "") exit 1
-			printf "0x%s 0x%x\n", start, strtonum("0x" last) + strtonum("0x" size) }' \
-		>"$moddir/kpgo-text-range" || fail "no kpgo symbols in $KPGO_TREE/vmlinux"
+"$llvm/llvm-nm" -S --defined-only "$KPGO_TREE/vmlinux" | python3 -c '
+import sys
+spans = [(int(a, 16), int(a, 16) + int(s, 16)) for a, s, t, name in
+         (l.split()[:4] for l in sys.stdin if len(l.split()) >= 4)
+         if t in "tT" and "4kpgo" in name]
+if not spans:
+    sys.exit(1)
+print(f"{min(s for s, _ in spans):#x} {max(e for _, e in spans):#x}")' \
+	>"$moddir/kpgo-text-range" || fail "no kpgo symbols in $KPGO_TREE/vmlinux"
+echo "kpgo text: $(cat "$moddir/kpgo-text-range")"
 
 files=()
 for m in pgo_test_a pgo_test_b pgo_test_initfail pgo_test_async pgo_test_corrupt; do
