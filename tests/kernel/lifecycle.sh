@@ -73,15 +73,23 @@ for program in "$here/guest/fail_nth.c" "$here/guest/getpid_loop.c" "$root/bench
 done
 
 # kpgo's text, for the fault-injection stack filter (no KASLR in this
-# configuration: the guest has the same addresses).
+# configuration: the guest has the same addresses): the span of the largest
+# cluster of its functions (its .text; its .init.text lies elsewhere).
 "$llvm/llvm-nm" -S --defined-only "$KPGO_TREE/vmlinux" | python3 -c '
 import sys
-spans = [(int(a, 16), int(a, 16) + int(s, 16)) for a, s, t, name in
-         (l.split()[:4] for l in sys.stdin if len(l.split()) >= 4)
-         if t in "tT" and "4kpgo" in name]
-if not spans:
+spans = sorted((int(a, 16), int(a, 16) + int(s, 16)) for a, s, t, name in
+               (l.split()[:4] for l in sys.stdin if len(l.split()) >= 4)
+               if t in "tT" and "4kpgo" in name)
+clusters = []
+for start, end in spans:
+    if clusters and start - clusters[-1][-1][1] < 65536:
+        clusters[-1].append((start, end))
+    else:
+        clusters.append([(start, end)])
+if not clusters:
     sys.exit(1)
-print(f"{min(s for s, _ in spans):#x} {max(e for _, e in spans):#x}")' \
+best = max(clusters, key=len)
+print(f"{best[0][0]:#x} {max(e for _, e in best):#x}")' \
 	>"$moddir/kpgo-text-range" || fail "no kpgo symbols in $KPGO_TREE/vmlinux"
 echo "kpgo text: $(cat "$moddir/kpgo-text-range")"
 

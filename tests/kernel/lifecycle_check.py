@@ -319,84 +319,99 @@ def paths(r, console):
 
 
 def attempt_line(text):
-    m = re.search(r"nth=(\d+) op=(\w+) result=(-?\d+) fired=(\d)", text)
-    return (int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))) if m else None
+    m = re.search(r"nth=(\d+) op=([\w-]+) result=(-?\d+) fired=(\d) name=(\w+)", text)
+    return (int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)) \
+        if m else None
+
+
+def loaded_set(r, phase, op):
+    """The attempts (numbers) of OP after which the module was loaded."""
+    result = set()
+    for line in read(r / phase / "loaded").split():
+        name, _, number = line.rpartition("-")
+        if name == op and number.isdigit():
+            result.add(int(number))
+    return result
+
+
+def kpgo_faults_in(lines):
+    """Injected faults in LINES, and those whose stack goes through kpgo."""
+    dumps = "\n".join(lines).split("FAULT_INJECTION: forcing a failure")[1:]
+    return len(dumps), sum("4kpgo" in d for d in dumps)
+
+
+def judge_attempt(r, console, phase, op, nth, loaded, name, tag):
+    """What is wrong after attempt NTH (marker TAG), or None."""
+    lines = between(console, f"{tag} start", f"{tag} end")
+    path = r / phase / f"{op}-{nth}.profraw"
+    refused = not_profiled(lines, name)
+    not_kept = [l for l in lines if f"kpgo: module {name}: profile not kept (" in l]
+    k, detail = runs(path, PGO_TEST_A)
+    blamed = [l for l in not_kept if "KEPT_PROFILES_KB" in l or "reached" in l]
+    if blamed:
+        return f"{tag}: an allocation failure blamed on the bound: {blamed[0].strip()}"
+    if op == "unload":
+        if k != 1 and not (empty(path) and not_kept):
+            return f"{tag}: {detail}, 'profile not kept' logged: {bool(not_kept)}"
+    elif loaded:
+        if k != 1 and not (empty(path) and refused):
+            return f"{tag} (loaded): {detail}, refusal logged: {bool(refused)}"
+    elif not empty(path) and k != 0:
+        return f"{tag} (not loaded): {detail}"
+    return None
 
 
 def fault_phase(r, console, phase, op):
-    """Judges the attempts of fail-nth phase PHASE, operation OP."""
+    """Judges the fail-nth attempts of PHASE, operation OP."""
     attempts = [a for a in map(attempt_line, read(r / phase / "attempts").splitlines())
-                if a and a[1] == op]
-    loaded = {int(l.split("-")[1]) for l in read(r / phase / "loaded").split() if "-" in l
-              and l.startswith(op)}
+                if a and a[1] == ("load-as" if op == "load-new" else op)]
+    loaded = loaded_set(r, phase, op)
     fired = [a for a in attempts if a[3]]
     last = attempts[-1] if attempts else None
-    check(f"{phase} {op}: N = 1, 2, ... until the {op} succeeds with nothing injected "
+    check(f"{phase} {op}: N = 1, 2, ... until it succeeds with nothing injected "
           f"({len(attempts)} attempts, {len(fired)} faults injected)",
           last is not None and last[2] == 0 and last[3] == 0, str(last))
     check(f"{phase} {op}: every attempt either injected its fault or succeeded",
           not (r / phase / "anomalies").exists(), read(r / phase / "anomalies")[:300])
-    bad, kpgo_faults, refusals, lost = [], 0, 0, 0
-    for nth, _, result, _ in attempts:
-        lines = between(console, f"fault {phase} {op} nth={nth} start",
-                        f"fault {phase} {op} nth={nth} end")
-        text = "\n".join(lines)
-        # Each injected fault's stack dump: does it go through kpgo?
-        for dump in text.split("FAULT_INJECTION: forcing a failure")[1:]:
-            if "4kpgo" in dump.split("lifecycle:")[0]:
-                kpgo_faults += 1
-        path = r / phase / f"{op}-{nth}.profraw"
-        refused = not_profiled(lines, "pgo_test_a")
-        not_kept = [l for l in lines if "kpgo: module pgo_test_a: profile not kept (" in l]
-        refusals += bool(refused)
-        lost += bool(not_kept)
-        if op == "load" and nth in loaded:
-            k, detail = runs(path, PGO_TEST_A)
-            if k != 1 and not (empty(path) and refused):
-                bad.append(f"nth={nth} loaded: {detail}, refusal logged: {bool(refused)}")
-        elif op == "load":
-            k, detail = runs(path, PGO_TEST_A)
-            if not empty(path) and k != 0:
-                bad.append(f"nth={nth} not loaded: {detail}")
-        else:
-            k, detail = runs(path, PGO_TEST_A)
-            if k != 1 and not (empty(path) and not_kept):
-                bad.append(f"nth={nth} unload: {detail}, 'not kept' logged: {bool(not_kept)}")
-            blamed = [l for l in not_kept if "KEPT_PROFILES_KB" in l or "reached" in l]
-            if blamed:
-                bad.append(f"nth={nth}: an allocation failure blamed on the bound: {blamed[0]}")
+    bad, kpgo_faults, printed = [], 0, 0
+    for nth, _, _, _, name in attempts:
+        tag = f"fault {phase} {op} nth={nth}"
+        n, in_kpgo = kpgo_faults_in(between(console, f"{tag} start", f"{tag} end"))
+        printed += n
+        kpgo_faults += in_kpgo
+        problem = judge_attempt(r, console, phase, op, nth, nth in loaded, name, tag)
+        if problem:
+            bad.append(problem)
     check(f"{phase} {op}: after each attempt the module is profiled exactly, cleanly not "
           f"profiled, or not loaded ({len(bad)} bad)", not bad, "; ".join(bad[:4]))
-    print(f"{phase} {op}: {len(attempts)} nth values, {len(fired)} faults injected, "
-          f"{kpgo_faults} with kpgo on the stack, {len(loaded)} loads, "
-          f"{refusals} logged refusals, {lost} profiles not kept")
-    return len(attempts), len(fired), kpgo_faults
+    print(f"{phase} {op}: {len(attempts)} nth values, {len(fired)} faults injected "
+          f"({printed} reported with a stack, {kpgo_faults} of them with kpgo on it), "
+          f"{len(loaded)} attempts left the module loaded")
+    return len(attempts), kpgo_faults
 
 
 def faults(r, console):
     fault_phase(r, console, "A", "load")
-    n_load, _, kpgo_load = fault_phase(r, console, "B", "load")
-    n_unload, _, kpgo_unload = fault_phase(r, console, "B", "unload")
-    check("B: kpgo's own allocations were reached and failed at load and at unload "
-          f"({kpgo_load} and {kpgo_unload} faults with kpgo on the stack)",
-          kpgo_load > 0 and kpgo_unload > 0)
+    _, kpgo_new = fault_phase(r, console, "B", "load-new")
+    _, kpgo_load = fault_phase(r, console, "B", "load")
+    _, kpgo_unload = fault_phase(r, console, "B", "unload")
+    check("B: kpgo's own allocations were reached and failed at first load, at a later "
+          f"load and at unload ({kpgo_new}, {kpgo_load} and {kpgo_unload} faults with kpgo "
+          "on the stack)", kpgo_new > 0 and kpgo_load > 0 and kpgo_unload > 0)
     # C: several faults per load.
-    lines = between(console, "phase C start", "phase C end")
-    c_faults = sum("FAULT_INJECTION: forcing a failure" in l for l in lines)
-    bad = []
-    loaded = {int(l.split("-")[1]) for l in read(r / "C" / "loaded").split() if "-" in l}
+    loaded = loaded_set(r, "C", "load-new")
+    bad, printed, in_kpgo = [], 0, 0
     for i in range(1, 31):
-        path = r / "C" / f"load-{i}.profraw"
-        k, detail = runs(path, PGO_TEST_A)
-        refused = not_profiled(between(console, f"fault C load i={i} start",
-                                       f"fault C load i={i} end"), "pgo_test_a")
-        if i in loaded and k != 1 and not (empty(path) and refused):
-            bad.append(f"i={i} loaded: {detail}")
-        if i not in loaded and not empty(path) and k != 0:
-            bad.append(f"i={i} not loaded: {detail}")
-    check(f"C: 30 loads with 30% of kpgo's allocations failing ({c_faults} faults, "
-          f"{len(loaded)} loaded): each profiled exactly or cleanly not", not bad,
-          "; ".join(bad[:4]))
+        tag = f"fault C load-new i={i}"
+        n, k = kpgo_faults_in(between(console, f"{tag} start", f"{tag} end"))
+        printed, in_kpgo = printed + n, in_kpgo + k
+        problem = judge_attempt(r, console, "C", "load-new", i, i in loaded, f"pgo_c_{i}", tag)
+        if problem:
+            bad.append(problem)
+    print(f"C: 30 loads, {printed} faults injected, {in_kpgo} with kpgo on the stack, "
+          f"{len(loaded)} loaded")
+    check(f"C: 30 loads with 30% of kpgo's allocations failing: each profiled exactly or "
+          f"cleanly not ({len(bad)} bad)", printed > 0 and not bad, "; ".join(bad[:4]))
     check_runs("a normal load afterwards", r / "final-1.profraw", PGO_TEST_A, 1)
     check_runs("the same after 2 more runs", r / "final-3.profraw", PGO_TEST_A, 3)
     check_runs("its kept profile after unload", r / "final-kept.profraw", PGO_TEST_A, 3)
