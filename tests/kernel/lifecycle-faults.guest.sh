@@ -100,7 +100,6 @@ mark "phase B end"
 # C: 30% of kpgo's allocations fail in the loading task. The task filter
 # first: until it is on, the probability would apply to every task.
 echo Y >$fi/failslab/task-filter
-echo 1 >$fi/failslab/verbose
 echo 1 >$fi/failslab/interval
 echo -1 >$fi/failslab/times
 echo 30 >$fi/failslab/probability
