@@ -5,8 +5,8 @@
 #   - insmod/rmmod loops of pgo_test_b, pgo_test_async, pgo_test_initfail
 #     (whose init fails) and pgo_a2 (pgo_test_a renamed);
 #   - pgo_test_a loaded throughout and run in a loop;
-#   - readers of every .profraw file and of stats (the dumps are kept for
-#     the host: every module dump, every 8th of vmlinux);
+#   - readers of every .profraw file and of stats (every dump goes to the
+#     host, which has llvm-profdata);
 #   - resets of all, of vmlinux, of one module by name and with module:,
 #     and writes to a .profraw file, which must fail;
 #   - a syscall workload (bench/guest/syscalls.c, getpid_loop).
@@ -71,9 +71,7 @@ reader() {
 			else
 				count failed-reads.$1
 			fi
-			if [ "$name" != vmlinux.profraw ] || [ $((i % 8)) = 0 ]; then
-				mv /tmp/dump.$1 "$r/dumps/$1-$i-$name"
-			fi
+			mv /tmp/dump.$1 "$r/dumps/$1-$i-$name"
 		done
 		cat $pgo/stats >/dev/null && count stats-reads.$1
 		i=$((i + 1))

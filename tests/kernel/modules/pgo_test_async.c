@@ -27,7 +27,7 @@
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 
-static unsigned int exit_jobs = 2;
+static unsigned int exit_jobs = 4;
 module_param(exit_jobs, uint, 0400);
 MODULE_PARM_DESC(exit_jobs, "async jobs queued by the exit function");
 static unsigned int exit_runs = 2000;
