@@ -111,7 +111,7 @@ def check_kmemleak(results, console):
     # Injected faults also hit kmemleak's own metadata allocations: it then
     # uses its reserve pool, and turns itself off if that runs out.
     off = [l for l in console.splitlines()
-           if re.search(r"kmemleak: .*(disabled|Cannot allocate)", l)]
+           if re.search(r"kmemleak: .*(disabled|Cannot allocate a kmemleak_object)", l)]
     check(f"kmemleak is clean after two scans ({len(leaks)} unreferenced objects)",
           report is not None and not leaks and not off,
           "; ".join(off[:2]) if off else
