@@ -17,6 +17,8 @@
 #                       (default: the main job's KPGO_BUILD/kernel.profdata)
 #   make baseline       KPGO_BUILD/linux-nopgo: PGO off, no profile
 #   make kernel-check   the QEMU tests of tests/kernel/ on build/linux
+#   make kernel-kasan   build/linux-kasan: the test kernel + KASAN, kmemleak
+#                       and fault injection (scripts/configs/kasan.config)
 #   make kernel-figures build-time figures, build/figures-kernel.txt
 #
 # PRODUCTION_CONFIG=FRAGMENT is applied last to the optimized and baseline
@@ -69,7 +71,17 @@ optimized:
 		--instrumented $(KPGO_KERNEL_TREE) --instrumented $(KPGO_BUILD)/bench/instrumented \
 		$(PROFILE)
 
-KPGO_KERNEL_TESTS := boot vmlinux modules hooks rust optimized
+# The lifecycle test kernel of make check: the test kernel of the default
+# base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault
+# injection), in build/linux-kasan.
+KPGO_KERNEL_TREE_KASAN := $(KPGO_REPO)/build/linux-kasan
+.PHONY: kernel-kasan
+kernel-kasan:
+	export BASE=tinyconfig; $(call kpgo_prepared,$(KPGO_KERNEL_TREE_KASAN),--fragment \
+		$(KPGO_REPO)/scripts/kpgo.config --fragment $(KPGO_REPO)/scripts/configs/kasan.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/kmake
+
+KPGO_KERNEL_TESTS := boot vmlinux modules lockdown hooks rust optimized
 kernel-check: kernel
 	@set -e; for t in $(KPGO_KERNEL_TESTS); do \
 		echo "== tests/kernel/$$t.sh"; $(KPGO_REPO)/tests/kernel/$$t.sh; done

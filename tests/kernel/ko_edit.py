@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Small edits of a kernel module (.ko, ELF64 little endian, x86_64), for
+the lifecycle tests; Python standard library only.
+
+  ko_edit.py rename IN.ko OUT.ko NAME
+      Gives the module another name: the name field of its struct module
+      (.gnu.linkonce.this_module) and its "name=" modinfo, which is what
+      the loader and the module notifiers see (a module named "vmlinux",
+      two different .ko files with one name...).
+
+  ko_edit.py corrupt-values IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
+      Rewrites the relocation of the Values field of FUNCTION's profile
+      data record (__llvm_prf_data, raw version 10: 64-byte records,
+      Values at offset 40) so that it points at SYMBOL (e.g. a variable in
+      the module's .data) or at its own target plus N bytes (N large: far
+      outside the module's __llvm_prf_vals). Prints what it changed.
+
+  ko_edit.py corrupt-counters IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
+      The same for the record's CounterPtr (offset 16, relative to the
+      record), so that it names counters outside __llvm_prf_cnts.
+"""
+import argparse
+import hashlib
+import struct
+import sys
+import zlib
+
+RECORD_SIZE = 64  # raw version 10 (LLVM 19)
+FUNCTION_POINTER_OFFSET = 32
+VALUES_OFFSET = 40
+COUNTER_PTR_OFFSET = 16
+R_X86_64_64 = 1
+R_X86_64_PC64 = 24
+SHT_SYMTAB = 2
+SHT_RELA = 4
+STT_SECTION = 3
+MODULE_NAME_LEN = 56  # 64 - sizeof(unsigned long)
+
+
+class Elf:
+    def __init__(self, data):
+        self.data = bytearray(data)
+        if self.data[:4] != b"\x7fELF" or self.data[4] != 2 or self.data[5] != 1:
+            raise SystemExit("not an ELF64 little-endian file")
+        (self.shoff,) = struct.unpack_from("<Q", self.data, 0x28)
+        self.shentsize, self.shnum, self.shstrndx = struct.unpack_from("<HHH", self.data, 0x3A)
+        self.sections = []
+        for i in range(self.shnum):
+            fields = struct.unpack_from("<IIQQQQIIQQ", self.data, self.shoff + i * self.shentsize)
+            self.sections.append(dict(zip(
+                ("name", "type", "flags", "addr", "offset", "size", "link", "info",
+                 "addralign", "entsize"), fields)))
+        strtab = self.sections[self.shstrndx]
+        for section in self.sections:
+            section["name"] = self.cstring(strtab["offset"] + section["name"])
+
+    def cstring(self, offset):
+        end = self.data.index(b"\0", offset)
+        return self.data[offset:end].decode()
+
+    def section(self, name):
+        found = [i for i, s in enumerate(self.sections) if s["name"] == name]
+        if len(found) != 1:
+            raise SystemExit(f"{len(found)} sections named {name}")
+        return found[0]
+
+    def bytes_of(self, index):
+        s = self.sections[index]
+        return self.data[s["offset"]:s["offset"] + s["size"]]
+
+    def symbols(self):
+        """(index, name, value, size, info, shndx) of every symbol."""
+        symtab_index = next(i for i, s in enumerate(self.sections) if s["type"] == SHT_SYMTAB)
+        symtab = self.sections[symtab_index]
+        strtab = self.sections[symtab["link"]]
+        result = []
+        for i in range(symtab["size"] // 24):
+            name, info, _other, shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", self.data, symtab["offset"] + i * 24)
+            result.append((i, self.cstring(strtab["offset"] + name), value, size, info, shndx))
+        return result
+
+    def relocations_of(self, index):
+        """[(file offset of the entry, r_offset, symbol, type, addend)]."""
+        result = []
+        for s in self.sections:
+            if s["type"] == SHT_RELA and s["info"] == index:
+                for i in range(s["size"] // 24):
+                    at = s["offset"] + i * 24
+                    r_offset, r_info, addend = struct.unpack_from("<QQq", self.data, at)
+                    result.append((at, r_offset, r_info >> 32, r_info & 0xffffffff, addend))
+        return result
+
+
+def rename(elf, new_name):
+    modinfo = elf.section(".modinfo")
+    info = bytes(elf.bytes_of(modinfo))
+    start = info.find(b"name=")
+    while start > 0 and info[start - 1] != 0:
+        start = info.find(b"name=", start + 1)
+    if start < 0:
+        raise SystemExit("no name= in .modinfo")
+    end = info.index(b"\0", start)
+    old_name = info[start + 5:end]
+    new = new_name.encode()
+    if not 0 < len(new) <= len(old_name):
+        raise SystemExit(f"the new name must be 1 to {len(old_name)} bytes (the old one's length)")
+    # modinfo strings are NUL-separated; the loader skips runs of NULs.
+    replacement = b"name=" + new + b"\0" * (len(old_name) - len(new))
+    at = elf.sections[modinfo]["offset"] + start
+    elf.data[at:at + len(replacement)] = replacement
+
+    this_module = elf.section(".gnu.linkonce.this_module")
+    body = bytes(elf.bytes_of(this_module))
+    field = body.find(old_name + b"\0")
+    if field < 0 or body.find(old_name + b"\0", field + 1) >= 0:
+        raise SystemExit("the module name is not found once in struct module")
+    at = elf.sections[this_module]["offset"] + field
+    elf.data[at:at + MODULE_NAME_LEN] = new.ljust(MODULE_NAME_LEN, b"\0")
+    print(f"renamed module {old_name.decode()} to {new_name}")
+
+
+def uleb128(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def pgo_names(elf):
+    """The PGO names of the profiled functions (__llvm_prf_names: chunks of
+    ULEB128 length, ULEB128 compressed length or 0, then the names, joined
+    by 0x01, zlib-compressed or not)."""
+    data = bytes(elf.bytes_of(elf.section("__llvm_prf_names")))
+    names, at = [], 0
+    while at < len(data) and any(data[at:]):
+        length, at = uleb128(data, at)
+        compressed, at = uleb128(data, at)
+        if compressed:
+            chunk = zlib.decompress(data[at:at + compressed])
+            at += compressed
+        else:
+            chunk = data[at:at + length]
+            at += length
+        names += chunk.decode().split("\x01")
+    return names
+
+
+def corrupt_field(elf, field, function, to_symbol, addend):
+    """Field "values" or "counters" of FUNCTION's record."""
+    offset, section, rtypes = {
+        "values": (VALUES_OFFSET, "__llvm_prf_vals", (R_X86_64_64,)),
+        "counters": (COUNTER_PTR_OFFSET, "__llvm_prf_cnts", (R_X86_64_PC64, R_X86_64_64)),
+    }[field]
+    data_index = elf.section("__llvm_prf_data")
+    size = elf.sections[data_index]["size"]
+    if size % RECORD_SIZE:
+        raise SystemExit(f"__llvm_prf_data is {size} bytes: not 64-byte records")
+    symbols = elf.symbols()
+    # A record is known by its NameRef: the MD5 of the function's PGO name
+    # ("file;function" for a static one), first 8 bytes.
+    names = [n for n in pgo_names(elf) if n.split(";")[-1] == function]
+    if len(names) != 1:
+        raise SystemExit(f"{len(names)} profiled functions named {function}")
+    name_ref = hashlib.md5(names[0].encode()).digest()[:8]
+    data = elf.bytes_of(data_index)
+    records = [i for i in range(size // RECORD_SIZE)
+               if data[i * RECORD_SIZE:i * RECORD_SIZE + 8] == name_ref]
+    if len(records) != 1:
+        raise SystemExit(f"{len(records)} data records for {names[0]}")
+    record = records[0]
+    relocations = elf.relocations_of(data_index)
+    found = [r for r in relocations if r[1] == record * RECORD_SIZE + offset]
+    if len(found) != 1:
+        raise SystemExit(f"record {record} of {function} has no {field} relocation")
+    at, r_offset, sym, rtype, old_addend = found[0]
+    if symbols[sym][5] != elf.section(section) or rtype not in rtypes:
+        raise SystemExit(f"record {record}'s {field} field does not point into {section}")
+    if to_symbol is not None:
+        targets = [s for s in symbols if s[1] == to_symbol]
+        if len(targets) != 1:
+            raise SystemExit(f"{len(targets)} symbols named {to_symbol}")
+        # A relative field (PC64, relative to the record) gets the field's
+        # offset back, so that it names the symbol itself.
+        new_sym, new_addend = targets[0][0], offset if rtype == R_X86_64_PC64 else 0
+        where = f"{to_symbol} (section {elf.sections[targets[0][5]]['name']})"
+    else:
+        new_sym, new_addend = sym, old_addend + addend
+        where = f"{symbols[sym][1] or section} + {new_addend:#x}"
+    struct.pack_into("<QQq", elf.data, at, r_offset, (new_sym << 32) | rtype, new_addend)
+    print(f"record {record} ({function}): {field} now points at {where}, was "
+          f"{symbols[sym][1] or section} + {old_addend:#x}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("rename")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("name")
+    for field in ("values", "counters"):
+        p = commands.add_parser(f"corrupt-{field}")
+        p.add_argument("input")
+        p.add_argument("output")
+        p.add_argument("function")
+        target = p.add_mutually_exclusive_group(required=True)
+        target.add_argument("--to")
+        target.add_argument("--addend", type=lambda s: int(s, 0))
+    args = parser.parse_args()
+    with open(args.input, "rb") as f:
+        elf = Elf(f.read())
+    if args.command == "rename":
+        rename(elf, args.name)
+    else:
+        corrupt_field(elf, args.command.split("-")[1], args.function, args.to, args.addend)
+    with open(args.output, "wb") as f:
+        f.write(elf.data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the guest (busybox sh, KASAN kernel), started by
+# tests/kernel/lifecycle.sh faults: loads and unloads pgo_test_a with
+# allocation failures injected (/kpgo/fail_nth), and takes the module's
+# profile after every attempt; the host judges them and the console.
+#
+#   A       fail-nth over the whole load path (slab allocations):
+#           N = 1, 2, ... until a load succeeds with nothing injected.
+#   B       fail-nth confined to kpgo's own allocations (failslab and
+#           fail_page_alloc, stack filter on kpgo's text):
+#     load-new  each attempt under a name never loaded before (pgo_n_N):
+#               a first load, which creates the module's entry and file;
+#     load      pgo_test_a again (its entry exists);
+#     unload    pgo_test_a loaded normally, the unload faulted.
+#   C       failslab with a 30% probability on the loading task, kpgo's
+#           allocations only, new names (pgo_c_I): several faults a load.
+#   Then a normal load must profile exactly; kmemleak must be clean.
+#
+# kmemleak's own metadata allocations count as fault sites too (every
+# second site or so); their failure is silent and harmless.
+set -u
+pgo=/sys/kernel/debug/pgo
+r=$KPGO_RESULTS
+k=/kpgo
+fi=/sys/kernel/debug
+mark() { echo "lifecycle: $*" >/dev/kmsg; }
+mkdir -p $r/A $r/B $r/C
+echo clear >$fi/kmemleak
+max_nth=$(sed -n 's/.*kpgo_max_nth=\([0-9]*\).*/\1/p' /proc/cmdline)
+max_nth=${max_nth:-3000}
+
+for attr in failslab fail_page_alloc; do
+	echo N >$fi/$attr/ignore-gfp-wait
+	echo 2 >$fi/$attr/verbose
+	echo 32 >$fi/$attr/stacktrace-depth
+done
+echo N >$fi/fail_page_alloc/ignore-gfp-highmem
+echo 0 >$fi/fail_page_alloc/min-order
+# A counts slab allocations only: page allocations (the module image, the
+# shadow of vmalloc'ed memory) would multiply the attempts.
+echo Y >$fi/fail_page_alloc/ignore-gfp-wait
+
+# After an attempt: the module's file, then unload (if loaded) and reset.
+# $1: directory, $2: attempt, $3: module name.
+after() {
+	if [ -e $pgo/$3.profraw ]; then
+		cat $pgo/$3.profraw >$r/$1/$2.profraw
+	fi
+	if grep -q "^$3 " /proc/modules; then
+		echo "$2" >>$r/$1/loaded
+		rmmod $3 || echo "$2" >>$r/$1/rmmod-failed
+	fi
+	echo all >$pgo/reset
+}
+
+# Loops fail_nth N=1,2,... until an attempt injects nothing.
+# $1: phase, $2: load, load-new or unload.
+nth_loop() {
+	n=1
+	while [ $n -le "$max_nth" ]; do
+		name=pgo_test_a
+		case $2 in
+		unload) $k/fail_nth 0 load $k/pgo_test_a.ko >/dev/null ;;
+		load-new) name=pgo_n_$n ;;
+		esac
+		mark "fault $1 $2 nth=$n start"
+		case $2 in
+		load) line=$($k/fail_nth $n load $k/pgo_test_a.ko) ;;
+		load-new) line=$($k/fail_nth $n load-as $name $k/pgo_test_a.ko) ;;
+		unload) line=$($k/fail_nth $n unload pgo_test_a) ;;
+		esac
+		mark "fault $1 $2 nth=$n end"
+		echo "$line name=$name" >>$r/$1/attempts
+		after $1 "$2-$n" $name
+		case $line in
+		*result=0\ fired=0) break ;;
+		*fired=0) echo "$n: not injected yet failed: $line" >>$r/$1/anomalies ;;
+		esac
+		n=$((n + 1))
+	done
+}
+
+mark "phase A start"
+nth_loop A load
+mark "phase A end"
+
+# B: only stacks that go through kpgo's text (range from the host).
+read -r start end <$k/kpgo-text-range
+for attr in failslab fail_page_alloc; do
+	echo "$start" >$fi/$attr/require-start
+	echo "$end" >$fi/$attr/require-end
+	echo N >$fi/$attr/ignore-gfp-wait
+done
+mark "phase B start"
+nth_loop B load-new
+nth_loop B load
+nth_loop B unload
+mark "phase B end"
+
+# C: 30% of kpgo's allocations fail in the loading task. The task filter
+# first: until it is on, the probability would apply to every task.
+echo Y >$fi/failslab/task-filter
+echo 1 >$fi/failslab/interval
+echo -1 >$fi/failslab/times
+echo 30 >$fi/failslab/probability
+mark "phase C start"
+i=1
+while [ $i -le 30 ]; do
+	mark "fault C load-new i=$i start"
+	sh -c "echo 1 >/proc/self/make-it-fail
+		exec $k/fail_nth 0 load-as pgo_c_$i $k/pgo_test_a.ko" >/dev/null 2>&1
+	mark "fault C load-new i=$i end"
+	after C "load-new-$i" pgo_c_$i
+	i=$((i + 1))
+done
+echo 0 >$fi/failslab/probability
+echo N >$fi/failslab/task-filter
+mark "phase C end"
+
+# A normal load after all that: exact, also after 2 more runs.
+mark "final start"
+insmod $k/pgo_test_a.ko
+cat $pgo/pgo_test_a.profraw >$r/final-1.profraw
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+cat $pgo/pgo_test_a.profraw >$r/final-3.profraw
+rmmod pgo_test_a
+cat $pgo/pgo_test_a.profraw >$r/final-kept.profraw
+cat $pgo/stats >$r/stats-final
+mark "final end"
+
+mark "kmemleak start"
+echo scan >$fi/kmemleak
+sleep 6
+echo scan >$fi/kmemleak
+cat $fi/kmemleak >$r/kmemleak
+mark "kmemleak end"
+echo "lifecycle faults guest done"

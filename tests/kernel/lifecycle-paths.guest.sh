@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the guest (busybox sh, KASAN kernel, 2 CPUs), started by
+# tests/kernel/lifecycle.sh paths: the module failure paths. Takes
+# profiles, stats and the modules' own views; the host judges them.
+set -u
+pgo=/sys/kernel/debug/pgo
+r=$KPGO_RESULTS
+k=/kpgo
+mark() { echo "lifecycle: $*" >/dev/kmsg; }
+# One finit_module() per load: busybox insmod retries a failed
+# finit_module() with init_module(), which would load twice.
+load() { $k/fail_nth 0 load "$1" >/dev/null; }
+save() { if [ -e "$1" ]; then cat "$1" >"$r/$2"; fi; }
+status() { "$@" >/dev/null 2>&1; echo $?; }
+echo clear >/sys/kernel/debug/kmemleak
+cat /proc/modules >$r/modules-at-start
+
+# 1. An init that fails, 100 times: COMING and GOING, never live.
+mark "initfail start"
+i=0
+loaded=0
+while [ $i -lt 100 ]; do
+	load $k/pgo_test_initfail.ko && loaded=$((loaded + 1))
+	i=$((i + 1))
+done
+echo "$loaded" >$r/initfail-loaded
+mark "initfail end"
+save $pgo/pgo_test_initfail.profraw initfail.profraw
+cat $pgo/stats >$r/stats-initfail
+grep -c '^pgo_test_initfail ' /proc/modules >$r/initfail-in-proc-modules
+
+# 2. Timers, delayed work and async work across the unload, 10 times,
+#    with a reader of the module's file and stats meanwhile.
+mark "async start"
+(while [ ! -e /tmp/async-stop ]; do
+	cat $pgo/pgo_test_async.profraw >/dev/null 2>&1
+	cat $pgo/stats >/dev/null
+done) &
+reader=$!
+i=0
+while [ $i -lt 10 ]; do
+	insmod $k/pgo_test_async.ko || echo "insmod $i" >>$r/async-errors
+	sleep 0.2
+	cat /sys/kernel/debug/pgo_test_async/sink >/dev/null
+	rmmod pgo_test_async || echo "rmmod $i" >>$r/async-errors
+	i=$((i + 1))
+done
+touch /tmp/async-stop
+wait $reader
+mark "async end"
+save $pgo/pgo_test_async.profraw async.profraw
+
+# 3a. A module named vmlinux (pgo_test_a renamed): never profiled,
+#     vmlinux's entry untouched, also after its unload.
+mark "vmlinux-named start"
+save $pgo/vmlinux.profraw vmlinux-before.profraw
+echo "$(status insmod $k/named/vmlinux.ko)" >$r/vmlinux-named-insmod
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+ls -ln $pgo >$r/ls-vmlinux-named
+cat $pgo/stats >$r/stats-vmlinux-named
+save $pgo/vmlinux.profraw vmlinux-with-module.profraw
+echo "$(status rmmod vmlinux)" >$r/vmlinux-named-rmmod
+save $pgo/vmlinux.profraw vmlinux-after-unload.profraw
+mark "vmlinux-named end"
+
+# 3b. Two different .ko files with one name (pgo_test_a, then pgo_test_b,
+#     both renamed pgo_same): one entry, kept profile then live one.
+mark "same-name start"
+insmod $k/named/pgo_same_a.ko
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+cat /sys/kernel/debug/pgo_test_a/run >/dev/null
+rmmod pgo_same
+save $pgo/pgo_same.profraw same-kept.profraw
+insmod $k/named/pgo_same_b.ko
+save $pgo/pgo_same.profraw same-both.profraw
+cat $pgo/stats >$r/stats-same
+rmmod pgo_same
+save $pgo/pgo_same.profraw same-both-unloaded.profraw
+mark "same-name end"
+
+# 3c. A module named all (pgo_test_a renamed) next to pgo_test_a itself:
+#     each resettable alone with module:<name>.
+mark "all-named start"
+insmod $k/named/all.ko
+insmod $k/pgo_test_a.ko
+echo "$(status sh -c "echo module:all >$pgo/reset")" >$r/reset-module-all
+save $pgo/all.profraw all-after-reset.profraw
+save $pgo/pgo_test_a.profraw a-after-reset-module-all.profraw
+echo "$(status sh -c "echo module:pgo_test_a >$pgo/reset")" >$r/reset-module-a
+save $pgo/pgo_test_a.profraw a-after-reset-module-a.profraw
+echo "$(status sh -c "echo module:no_such_module >$pgo/reset")" >$r/reset-module-unknown
+echo "$(status sh -c "echo module: >$pgo/reset")" >$r/reset-module-empty
+rmmod all
+rmmod pgo_test_a
+mark "all-named end"
+
+# 4. A corrupted Values pointer (into the module's .data): refused at
+#    load, nothing written, before and after its value sites run and a
+#    reset of everything. Then the same module, intact, is profiled.
+mark "corrupt start"
+insmod $k/corrupt/pgo_test_corrupt.ko
+ls -ln $pgo >$r/ls-corrupt
+cat $pgo/stats >$r/stats-corrupt
+d=/sys/kernel/debug/pgo_test_corrupt
+cat $d/target >$r/corrupt-target-loaded
+cat $d/run >/dev/null
+cat $d/run >/dev/null
+cat $d/target >$r/corrupt-target-ran
+echo all >$pgo/reset
+cat $d/target >$r/corrupt-target-reset
+save $pgo/pgo_test_corrupt.profraw corrupt.profraw
+rmmod pgo_test_corrupt
+mark "corrupt end"
+mark "corrupt control start"
+insmod $k/pgo_test_corrupt.ko
+cat $d/run >/dev/null
+cat $d/target >$r/control-target-ran
+save $pgo/pgo_test_corrupt.profraw control.profraw
+rmmod pgo_test_corrupt
+mark "corrupt control end"
+
+# 4b. A CounterPtr aimed at the module's .data: refused too.
+mark "corrupt-cnts start"
+insmod $k/corrupt/pgo_corrupt_cnts.ko
+ls -ln $pgo >$r/ls-corrupt-cnts
+cat /sys/kernel/debug/pgo_corrupt_cnts/run >/dev/null
+rmmod pgo_corrupt_cnts
+mark "corrupt-cnts end"
+
+# 5. kmemleak: two scans (reported objects must be 5 s old).
+mark "kmemleak start"
+echo scan >/sys/kernel/debug/kmemleak
+sleep 6
+echo scan >/sys/kernel/debug/kmemleak
+cat /sys/kernel/debug/kmemleak >$r/kmemleak
+mark "kmemleak end"
+
+# 6. Last, since a runtime that trusted it would fault on any walk of its
+#    value heads (reset, read, unload): a Values pointer 1 MiB past the
+#    module's heads. It must be refused at load; it stays loaded.
+mark "corrupt-far start"
+insmod $k/corrupt/pgo_corrupt_far.ko
+ls -ln $pgo >$r/ls-corrupt-far
+cat $pgo/stats >$r/stats-corrupt-far
+mark "corrupt-far end"
+echo "lifecycle paths guest done"
