@@ -143,6 +143,10 @@ branches = [b for _, (_, i, _) in seen.items() for b in i]
 check("the hooks and all they reach are uninstrumented (no counter write, no data record)",
       not bad, ", ".join(plain.get(n, n) for n in bad))
 check("the hooks make no indirect call or jump", not branches, "; ".join(branches[:3]))
+# No panic path (an overflow or bounds check) on a path that runs in NMI.
+panics = [plain.get(n, n) for n in seen if "panic" in plain.get(n, n).lower()]
+check("the hooks reach no panic path (no overflow or bounds check)", not panics,
+      ", ".join(panics))
 check("both hooks are in the image", all(h in symbols for h in HOOKS))
 # The detector itself: it sees instrumented code where there is some.
 probe = "start_kernel"

@@ -10,7 +10,7 @@ cat $pgo/vmlinux.profraw >$r/vmlinux.profraw 2>$r/vmlinux.err
 echo "read=$?" >>$r/status
 cat $pgo/stats >$r/stats 2>$r/stats.err
 echo "stats=$?" >>$r/status
-echo 1 >$pgo/reset 2>$r/reset.err
+(echo 1 >$pgo/reset) 2>$r/reset.err
 echo "reset=$?" >>$r/status
 dmesg | grep -i lockdown >$r/dmesg-lockdown
 true

@@ -39,6 +39,9 @@ check "the profile was applied (-fprofile-use in the build commands)" \
 	grep -q -- "-fprofile-use=" "$tree/kernel/.fork.o.cmd"
 check "make optimized knew where the profile came from (origin=build/linux)" \
 	grep -qx "origin=$root/build/linux" "$counts"
+check "the profile is named by its content's hash in the flags (a new profile rebuilds)" \
+	grep -q -- "-fprofile-use=$root/build/profiles/$(sha256sum "$profile" | cut -c1-16).profdata" \
+	"$tree/kernel/.fork.o.cmd"
 check "WERROR-proof: profile diagnostics are demoted (-Wno-error=backend-plugin)" \
 	grep -q -- "-Wno-error=backend-plugin" "$tree/kernel/.fork.o.cmd"
 
