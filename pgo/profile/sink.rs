@@ -129,8 +129,8 @@ impl Sink for SliceSink<'_> {
                 offset += 8;
             } else {
                 // SAFETY: one byte inside the caller's range.
-                dst[offset] =
-                    unsafe { AtomicU8::from_ptr(addr as *mut u8) }.load(Ordering::Relaxed);
+                let byte = unsafe { AtomicU8::from_ptr(addr as *mut u8) };
+                dst[offset] = byte.load(Ordering::Relaxed);
                 offset += 1;
             }
         }

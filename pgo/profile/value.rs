@@ -306,7 +306,13 @@ fn least_frequent(head: &ValueNodeLink) -> Option<&ValueNode> {
     let mut least: Option<&ValueNode> = None;
     let mut node = head.load();
     while let Some(current) = node {
-        if least.is_none_or(|l| current.count() < l.count()) {
+        // A match, not `Option::is_none_or` (Rust 1.82): the kernel's
+        // minimum Rust is older.
+        let fewer = match least {
+            None => true,
+            Some(l) => current.count() < l.count(),
+        };
+        if fewer {
             least = Some(current);
         }
         node = current.next();

@@ -37,6 +37,8 @@ check "the main job on defconfig completed (status $status)" test "$status" -eq 
 warnings() {
 	grep -E 'warning:|WARNING:' "$1" | sed -E "s|$bench/[a-z]+/||g; s|:[0-9]+:[0-9]+:|:|" | sort -u
 }
+check "both build logs are there (instrumented, baseline)" \
+	test -s "$bench/instrumented.log" -a -s "$bench/baseline.log"
 warnings "$bench/instrumented.log" >"$build/warnings-instrumented.txt"
 warnings "$bench/baseline.log" >"$build/warnings-baseline.txt"
 comm -23 "$build/warnings-instrumented.txt" "$build/warnings-baseline.txt" >"$build/warnings-new.txt"
@@ -45,6 +47,7 @@ check "no warning that the build without PGO lacks ($(wc -l <"$build/warnings-ne
 
 # Every loaded instrumented module has its profile, and llvm-profdata takes
 # each profile.
+check "the workload listed the loaded modules" test -s "$results/modules-loaded"
 : >"$build/modules-unprofiled.txt"
 loaded=0
 while read -r name _; do

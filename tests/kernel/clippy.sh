@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kpgo's crate as the kernel lints it: clippy with the kernel's own lints
+# (undocumented unsafe blocks, the kernel's minimum Rust version from its
+# .clippy.toml, ...), on the test kernel tree (make kernel). Any warning
+# fails. host-lint covers the core on the host; this covers the kernel
+# side too, with the kernel's flags.
+#
+# Usage: tests/kernel/clippy.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+log=$root/build/check/kernel-clippy.build.log
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+mkdir -p "$(dirname "$log")"
+# Linted only when compiled: the crate root is touched (in the tree).
+touch "$root/build/linux/kernel/pgo/pgo/kpgo.rs"
+status=0
+"$root/scripts/kmake" CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver kernel/pgo/ >"$log" 2>&1 || status=$?
+check "kernel/pgo/ builds under clippy-driver (status $status; $log)" test "$status" -eq 0
+check "clippy: no warning or error in kernel/pgo/ ($(grep -cE '^(warning|error)' "$log"))" \
+	bash -c "! grep -qE '^(warning|error)' '$log'"
+grep -E -A6 '^(warning|error)' "$log" | head -40
+summary kernel-clippy
