@@ -53,6 +53,13 @@ KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 # patches/ names the same commit on every machine with the same tarball.
 KPGO_BASE_REPO=$KPGO_ROOT/build/linux-base.git
 KPGO_BASE_TAG=kpgo-base
+# A checkout of that commit that nothing builds in or patches: new trees
+# are hard-linked copies of it, so the 1.3 GB of sources are on disk once
+# however many trees there are (make check makes ten).  Sound because no
+# step writes a source file in place: git (checkout, am, reset) and rsync
+# replace a file with a new one, the build writes only files the source
+# lacks.  kpgo_new_tree checks that the checkout is still the commit.
+KPGO_BASE_CHECKOUT=$KPGO_ROOT/build/linux-base.checkout
 
 # The kernel must be built by clang/LLVM 19 and by the rustc whose LLVM is
 # also 19 (Debian's rustc-web 1.85).  The rustup rustc that may come first
@@ -122,6 +129,52 @@ kpgo_ensure_base_repo() {
 	exec 8>&-
 }
 
+# Makes $KPGO_BASE_CHECKOUT (above), once.  core.trustctime=false there
+# and in the trees copied from it: linking a file changes its ctime, which
+# would make git hash every source again in each tree.
+kpgo_ensure_base_checkout() {
+	local tmp=$KPGO_BASE_CHECKOUT.new
+	[[ -d $KPGO_BASE_CHECKOUT/.git ]] && return
+	kpgo_ensure_base_repo
+	exec 8>"$KPGO_BASE_CHECKOUT.lock"
+	flock 8
+	if [[ ! -d $KPGO_BASE_CHECKOUT/.git ]]; then
+		kpgo_log "checking out the kernel source into $KPGO_BASE_CHECKOUT"
+		rm -rf "$tmp"
+		kpgo_git clone -q --shared --no-checkout "$KPGO_BASE_REPO" "$tmp"
+		git -C "$tmp" config core.trustctime false
+		kpgo_git -C "$tmp" checkout -q -f --detach "$KPGO_BASE_TAG"
+		mv "$tmp" "$KPGO_BASE_CHECKOUT"
+	fi
+	exec 8>&-
+}
+
+# Makes the directory $1 a git tree of the base commit: a hard-linked copy
+# of $KPGO_BASE_CHECKOUT (its .git copied, so that each tree has its own
+# index and refs), or a checkout of its own where links cannot be made
+# (another file system).  Refuses when the shared checkout was changed: a
+# file written in place through a link has changed every tree made from it.
+kpgo_new_tree() {
+	local dest=$1 tmp=$1.new changed
+	kpgo_ensure_base_checkout
+	changed=$(git -C "$KPGO_BASE_CHECKOUT" status --porcelain 2>&1 | head -5)
+	[[ -z $changed ]] ||
+		kpgo_die "$KPGO_BASE_CHECKOUT is no longer the base commit (a source written in place through a hard link?): $(echo $changed); remove it and the trees under build/"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	if cp -a "$KPGO_BASE_CHECKOUT/.git" "$tmp/.git" &&
+		find "$KPGO_BASE_CHECKOUT" -mindepth 1 -maxdepth 1 ! -name .git \
+			-exec cp -al -t "$tmp" {} + 2>/dev/null; then
+		:
+	else
+		kpgo_log "cannot link $KPGO_BASE_CHECKOUT into $tmp: a checkout of its own"
+		rm -rf "$tmp"
+		kpgo_git clone -q --shared --no-checkout "$KPGO_BASE_REPO" "$tmp"
+		kpgo_git -C "$tmp" checkout -q -f --detach "$KPGO_BASE_TAG"
+	fi
+	mv "$tmp" "$dest"
+}
+
 kpgo_log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 kpgo_die() { kpgo_log "error: $*"; exit 1; }
 
@@ -153,7 +206,7 @@ kpgo_sync_project() {
 				-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
 				"$KPGO_ROOT/$src/" "$KPGO_TREE/$dest/" | sed "s|^|$dest/|;/\/$/d"
 		elif ! cmp -s "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"; then
-			cp "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
+			cp --remove-destination "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
 			echo "$dest"
 		fi
 	done < <(kpgo_series_copies)

@@ -59,4 +59,14 @@ check "build/linux: the series adds kernel/pgo/ (tracked, not synced)" \
 check "build/linux: kernel/pgo/ is exactly what the series adds" \
 	git -C "$tree" diff --quiet HEAD -- kernel/pgo Documentation/dev-tools/pgo.rst
 
+# Trees are hard-linked copies of one checkout (kpgo_new_tree): the build
+# of build/linux (the kernel test, before this one) must have written no
+# source in place, or every tree would have changed with it.
+base_checkout=$root/build/linux-base.checkout
+check "build/linux's unchanged sources are links to build/linux-base.checkout" \
+	test "$(stat -c %i "$tree/COPYING")" = "$(stat -c %i "$base_checkout/COPYING")"
+git -C "$base_checkout" status --porcelain >"$logs/base-checkout-status" 2>&1
+check "build/linux-base.checkout is still the base commit after the build" \
+	test ! -s "$logs/base-checkout-status"
+
 summary series
