@@ -59,7 +59,9 @@ loaded=0
 while read -r name _; do
 	ko=$(find "$bench/instrumented" -name "$name.ko" -print -quit)
 	[[ -n $ko ]] || continue
-	"$llvm/llvm-readelf" -S "$ko" | grep -q __llvm_prf_data || continue
+	# grep reads to the end: with pipefail, grep -q's early exit would
+	# fail the pipeline (llvm-readelf's SIGPIPE) and skip the module.
+	"$llvm/llvm-readelf" -S "$ko" | grep __llvm_prf_data >/dev/null || continue
 	loaded=$((loaded + 1))
 	[[ -s $results/$name.profraw ]] || echo "$name" >>"$build/modules-unprofiled.txt"
 done <"$results/modules-loaded"
