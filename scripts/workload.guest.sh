@@ -2,9 +2,14 @@
 # The profiling workload of `make` (scripts/profile-kernel), in the guest:
 # the in-tree modules of the build (if any), system calls, files, pipes
 # and processes, the modules' own work, then every profile file.
+# kpgo_workload_quarters=N (1 to 4, default 4) on the kernel command line
+# runs every loop N quarters of its full length (profile convergence).
 set -e
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
+quarters=$(sed -n 's/.*kpgo_workload_quarters=\([1-4]\).*/\1/p' /proc/cmdline)
+quarters=${quarters:-4}
+scaled() { echo $(($1 * quarters / 4)); }
 echo 1 >$pgo/reset # profile the workload, not the boot
 
 # In-tree modules, in the load order the host computed from modules.dep.
@@ -18,10 +23,11 @@ if [ -f /kpgo/modules.order ]; then
 fi
 cat /proc/modules >$r/modules-loaded
 
-/kpgo/getpid_loop 100000
+/kpgo/getpid_loop "$(scaled 100000)"
 mkdir -p /tmp/w
+files=$(scaled 20)
 i=0
-while [ $i -lt 20 ]; do
+while [ $i -lt "$files" ]; do
 	dd if=/dev/zero of=/tmp/w/f$i bs=4k count=64 2>/dev/null
 	i=$((i + 1))
 done
@@ -29,7 +35,7 @@ tar cf /tmp/w.tar /tmp/w /bin
 gzip -c /tmp/w.tar | gunzip -c | md5sum >/dev/null
 find / -xdev >/dev/null 2>&1 || true
 ls -laR /sys/kernel/debug >/dev/null 2>&1 || true
-seq 1 20000 | sort -r | uniq | wc -l >/dev/null
+seq 1 "$(scaled 20000)" | sort -r | uniq | wc -l >/dev/null
 
 # The modules' own work, where they are loaded.
 if grep -q '^vfat ' /proc/modules; then
@@ -38,7 +44,7 @@ if grep -q '^vfat ' /proc/modules; then
 	mkdir -p /mnt/fat
 	mount -t vfat -o loop /tmp/fat.img /mnt/fat
 	i=0
-	while [ $i -lt 20 ]; do
+	while [ $i -lt "$files" ]; do
 		cp /tmp/w/f$i /mnt/fat/file-$i.bin
 		i=$((i + 1))
 	done
@@ -48,7 +54,7 @@ if grep -q '^vfat ' /proc/modules; then
 	umount /mnt/fat
 fi
 if grep -q '^wp512 ' /proc/modules && [ -x /kpgo/af_alg_hash ]; then
-	/kpgo/af_alg_hash wp512 4096 500 >$r/wp512-digest
+	/kpgo/af_alg_hash wp512 4096 "$(scaled 500)" >$r/wp512-digest
 fi
 # Unloading keeps a module's profile in its file.
 if grep -q '^rust_minimal ' /proc/modules; then
