@@ -201,9 +201,13 @@ impl ProfiledObject {
     }
 
     /// [`Self::record_target`] once the version word is checked; false if
-    /// `record` is not a record of this object.
+    /// `record` is not a record of this object, and also, until the first
+    /// call of [`Self::record_target`] checked the version word, for every
+    /// record. A hook that tries this first and falls back to
+    /// [`Self::record_target`] has a hot path that ends in a return or a
+    /// tail call, and so saves no registers.
     #[inline(always)]
-    fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
+    pub fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
         // One copy of the path per layout, so that offsets and the record
         // size are constants on the hooks' path. Only the version word's
         // layout has records, so the first test decides for raw version 10

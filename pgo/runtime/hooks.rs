@@ -19,19 +19,27 @@ use crate::profile::format::memop_size_bucket;
 #[no_mangle]
 extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
     let record = data as usize;
-    // vmlinux's own record test decides for its records (the common case)
-    // without a lookup; only a record it rejects is looked up among the
-    // modules.
+    // vmlinux's own records (the common case) are decided here, without a
+    // lookup; every other path is one tail call, so this one saves no
+    // registers.
+    if !vmlinux().record_target_checked(record, index, value) {
+        record_target_slow(record, index, value);
+    }
+}
+
+/// [`__llvm_profile_instrument_target`] for the first call (which checks
+/// vmlinux's version word) and for records vmlinux does not own.
+#[cold]
+#[inline(never)]
+fn record_target_slow(record: usize, index: u32, value: u64) {
     if !vmlinux().record_target(record, index, value) {
         record_module_target(record, index, value);
     }
 }
 
 /// [`__llvm_profile_instrument_target`] for a record vmlinux does not own.
-/// Out of line, so that vmlinux's path saves no registers.
 #[cfg(CONFIG_MODULES)]
-#[cold]
-#[inline(never)]
+#[inline(always)]
 fn record_module_target(record: usize, index: u32, value: u64) {
     super::objects::record_module_target(record, index, value);
 }
