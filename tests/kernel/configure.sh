@@ -8,7 +8,12 @@
 #     MODVERSIONS is turned off and reported with its reason;
 #   - the same base with MODVERSIONS forced back on cannot take PGO: the
 #     configuration fails and names RUST's unmet dependency;
-#   - a BASE that is neither a kconfig target nor a file is refused.
+#   - a BASE that is neither a kconfig target nor a file is refused;
+#   - the ThinLTO kernels of the main job (VARIANTS=thinlto) configure:
+#     defconfig with scripts/configs/thinlto.config gets LTO_CLANG_THIN
+#     and keeps RUST (6.12's Rust takes LTO);
+#   - the main job refuses an unknown variant, and the benchmark an
+#     unknown kernel to compare, before building or booting anything.
 #
 # Usage: tests/kernel/configure.sh
 set -uo pipefail
@@ -67,5 +72,27 @@ BASE=no-such-base "$root/scripts/base-dir" >"$logs/bad-base.log" 2>&1 || status=
 check "BASE=no-such-base is refused (status $status)" test "$status" -ne 0
 check "BASE=no-such-base: the error says why" \
 	grep -q 'neither a kconfig target' "$logs/bad-base.log"
+
+# The ThinLTO configuration of the main job's variants, on defconfig.
+status=0
+configure defconfig-thinlto defconfig --no-pgo --fragment "$root/scripts/configs/thinlto.config" ||
+	status=$?
+check "defconfig + thinlto.config: configured (status $status)" test "$status" -eq 0
+for option in CONFIG_LTO_CLANG_THIN=y CONFIG_RUST=y '# CONFIG_PGO_CLANG is not set'; do
+	check "defconfig + thinlto.config: $option" grep -qx "$option" "$(tree_of defconfig)/.config"
+done
+configure defconfig defconfig >/dev/null 2>&1 || true
+
+status=0
+VARIANTS="thinlto bogus" "$root/scripts/profile-kernel" >"$logs/bad-variant.log" 2>&1 || status=$?
+check "VARIANTS with an unknown variant is refused (status $status)" test "$status" -ne 0
+check "VARIANTS: the error names the variant" grep -q 'unknown variant bogus' "$logs/bad-variant.log"
+check "VARIANTS: refused before any stage" bash -c '! grep -q "^== " "$1"' _ "$logs/bad-variant.log"
+status=0
+"$root/scripts/benchmark-kernels" 1 a=/nonexistent --compare a/b >"$logs/bad-compare.log" 2>&1 ||
+	status=$?
+check "benchmark-kernels --compare with an unknown kernel is refused (status $status)" \
+	test "$status" -eq 2
+check "benchmark-kernels: the error names the kernel" grep -q 'no kernel b' "$logs/bad-compare.log"
 
 summary configure
