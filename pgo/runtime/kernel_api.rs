@@ -80,10 +80,10 @@ impl Dir {
         key: usize,
         fops: &'static bindings::file_operations,
     ) -> Result {
-        // SAFETY: `name` is NUL-terminated; `self.0` is a live directory
-        // (type invariant); `fops` is static. `key` is stored as an opaque
-        // word in the inode: the handlers below only turn it back into a
-        // `usize`, never dereference it.
+        // `key` is stored in the inode as an opaque word: the handlers below
+        // only turn it back into a `usize`, never dereference it.
+        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
+        // invariant), `fops` static; `key` is never dereferenced.
         let dentry = unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),
@@ -174,13 +174,11 @@ unsafe extern "C" fn snapshot_read(
     count: usize,
     pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: `private_data` holds the bytes `snapshot_open` attached,
-    // freed only by `snapshot_release`, which the VFS never runs
-    // concurrently with a read of the same file.
+    // SAFETY: `private_data` holds the bytes `snapshot_open` attached, freed
+    // only by `snapshot_release`, which the VFS never runs during a read.
     let bytes = unsafe { &*((*file).private_data as *const VVec<u8>) };
-    // SAFETY: `buf`/`count` are the user's buffer and `pos` the file
-    // position (the function's contract); `bytes` is readable for its
-    // length.
+    // SAFETY: `buf`/`count` are the user's buffer and `pos` the position
+    // (the function's contract); `bytes` is readable for its length.
     unsafe {
         bindings::simple_read_from_buffer(
             buf.cast(),
@@ -199,9 +197,8 @@ unsafe extern "C" fn snapshot_release(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: `private_data` was set by `snapshot_open` from
-    // `KBox::into_raw` (a failed open is never released) and is released
-    // exactly once, here.
+    // SAFETY: `private_data` is `snapshot_open`'s `KBox::into_raw` (a failed
+    // open is never released), released exactly once, here.
     drop(unsafe { KBox::from_raw((*file).private_data as *mut VVec<u8>) });
     0
 }
@@ -306,9 +303,8 @@ mod modules {
 
         /// The module's name.
         pub(crate) fn name(&self) -> &[u8] {
-            // SAFETY: `self.module` is valid for `'a` (type invariant);
-            // the name is written before the module is formed and never
-            // again.
+            // SAFETY: `self.module` is valid for `'a` (type invariant); its
+            // name is written before the module is formed and never again.
             let name = unsafe { &*ptr::addr_of!((*self.module).name) };
             let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
             &name[..len]
