@@ -185,9 +185,16 @@ impl ProfiledObject {
     /// proves ownership as well as any range lookup would.
     #[inline(always)]
     pub fn record_target(&self, record: usize, site: u32, value: u64) -> bool {
-        if self.record_target_checked(record, site, value) {
-            return true;
-        }
+        self.record_target_checked(record, site, value)
+            || self.record_target_if_unchecked(record, site, value)
+    }
+
+    /// The rest of [`Self::record_target`] after
+    /// [`Self::record_target_checked`] returned false: checks the version
+    /// word and records, if that was not done yet; false otherwise (then
+    /// `record` is not a record of this object).
+    #[inline(always)]
+    pub fn record_target_if_unchecked(&self, record: usize, site: u32, value: u64) -> bool {
         // Out of line, so that the hot path saves no registers.
         !self.hook_checked() && self.record_target_first(record, site, value)
     }
@@ -201,11 +208,9 @@ impl ProfiledObject {
     }
 
     /// [`Self::record_target`] once the version word is checked; false if
-    /// `record` is not a record of this object, and also, until the first
-    /// call of [`Self::record_target`] checked the version word, for every
-    /// record. A hook that tries this first and falls back to
-    /// [`Self::record_target`] has a hot path that ends in a return or a
-    /// tail call, and so saves no registers.
+    /// `record` is not a record of this object, and for every record until
+    /// the version word is checked ([`Self::record_target_if_unchecked`]
+    /// does the rest).
     #[inline(always)]
     pub fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
         // One copy of the path per layout, so that offsets and the record

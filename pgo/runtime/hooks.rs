@@ -28,11 +28,12 @@ extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, in
 }
 
 /// [`__llvm_profile_instrument_target`] for the first call (which checks
-/// vmlinux's version word) and for records vmlinux does not own.
+/// vmlinux's version word) and for records vmlinux does not own; vmlinux's
+/// record test is not repeated.
 #[cold]
 #[inline(never)]
 fn record_target_slow(record: usize, index: u32, value: u64) {
-    if !vmlinux().record_target(record, index, value) {
+    if !vmlinux().record_target_if_unchecked(record, index, value) {
         record_module_target(record, index, value);
     }
 }
