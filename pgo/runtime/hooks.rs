@@ -12,7 +12,18 @@
 use core::ffi::c_void;
 
 use super::objects::vmlinux;
-use crate::profile::format::memop_size_bucket;
+use crate::profile::format::{memop_size_bucket, Layout};
+
+/// The layout of vmlinux's data records: that of the raw version the
+/// compiler writes (Kconfig's `PGO_CLANG_RAW_VERSION`, 8 or 10; the build
+/// stops if rustc's differs). The hot path tests no other layout. Were
+/// vmlinux's version word another one, the test would find no record (its
+/// count is kept per layout) and its values would go unrecorded; `init`
+/// says so.
+#[cfg(CONFIG_PGO_CLANG_RAW_VERSION = "8")]
+pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V8;
+#[cfg(not(CONFIG_PGO_CLANG_RAW_VERSION = "8"))]
+pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
 
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.
@@ -22,7 +33,7 @@ extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, in
     // vmlinux's own records (the common case) are decided here, without a
     // lookup; every other path is one tail call, so this one saves no
     // registers.
-    if !vmlinux().record_target_checked(record, index, value) {
+    if !vmlinux().record_target_checked_as(VMLINUX_LAYOUT, record, index, value) {
         record_target_slow(record, index, value);
     }
 }

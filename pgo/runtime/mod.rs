@@ -26,9 +26,19 @@ mod snapshot;
 /// Checks vmlinux's profile version and sets up the registry and its
 /// files. An unsupported version is logged once and exposes nothing.
 pub(crate) fn init() -> Result {
-    if let Err(error) = objects::vmlinux().version() {
-        pr_err!("{error}; no profile is exposed\n");
-        return Ok(());
+    match objects::vmlinux().version() {
+        Err(error) => {
+            pr_err!("{error}; no profile is exposed\n");
+            return Ok(());
+        }
+        Ok(version) if version.layout().version != hooks::VMLINUX_LAYOUT.version => {
+            pr_err!(
+                "vmlinux has raw profile version {}, built for {}: its value profiles are not recorded\n",
+                version.layout().version,
+                hooks::VMLINUX_LAYOUT.version
+            );
+        }
+        Ok(_) => {}
     }
     registry::init()
 }
