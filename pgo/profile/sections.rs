@@ -183,7 +183,13 @@ pub struct Stats {
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
-    /// A [`HookRecords`], 0 until the version word is checked.
+    /// A [`HookRecords`].
+    ///
+    /// INVARIANT: 0 until [`Self::check_hook_version`] stores it, then the
+    /// whole-record count of the version word's layout in that layout's
+    /// half and 0 in the other: never changed again (racing first calls
+    /// store the same word). So a record is only ever tested under its
+    /// object's layout.
     hook_records: AtomicU64,
     /// Whether the version word was checked for the hooks.
     hook_checked: AtomicBool,

@@ -313,9 +313,8 @@ mod modules {
         /// Whether the module is live: its init function has returned
         /// successfully and it is not being unloaded.
         pub(crate) fn is_live(&self) -> bool {
-            // SAFETY: `self.module` is valid for `'a` (type invariant); the
-            // loader writes `state` concurrently, hence a volatile read
-            // (READ_ONCE).
+            // The loader writes `state` concurrently: a volatile read (READ_ONCE).
+            // SAFETY: `self.module` is valid for `'a` (type invariant).
             let state = unsafe { ptr::addr_of!((*self.module).state).read_volatile() };
             state == bindings::module_state_MODULE_STATE_LIVE
         }
@@ -327,9 +326,9 @@ mod modules {
         }
 
         fn pgo(&self) -> bindings::module_pgo_sections {
-            // SAFETY: `self.module` is valid for `'a` (type invariant);
-            // `pgo` is written by `find_module_sections()` before the
-            // module is formed and never again.
+            // `pgo` is written by `find_module_sections()` before the module
+            // is formed and never again.
+            // SAFETY: `self.module` is valid for `'a` (type invariant).
             unsafe { ptr::addr_of!((*self.module).pgo).read() }
         }
 
@@ -365,17 +364,17 @@ mod modules {
             } else {
                 pgo.raw_version
             };
-            // SAFETY: the ranges are the module's sections as the loader
-            // placed them (`find_module_pgo_sections()`), mapped until
-            // `free_module()`, which for a module that got (or will get)
-            // its GOING notification runs after the GOING notifiers
-            // returned; the caller ends its reads there (this function's
-            // contract). The counters, bitmap, heads and nodes are
-            // writable (the loader keeps `__llvm_prf_vnds` out of
-            // ro_after_init) and written only by the module's code and
-            // the core's atomics; the records, names, notes and version
-            // word (the module's, or vmlinux's) are not written after
-            // load.
+            // The ranges are the module's sections as the loader placed them
+            // (`find_module_pgo_sections()`), mapped until `free_module()`,
+            // which for a module that got (or will get) its GOING
+            // notification runs after the GOING notifiers returned. The
+            // counters, bitmap, heads and nodes are writable (the loader
+            // keeps `__llvm_prf_vnds` out of ro_after_init) and written only
+            // by the module's code and the core's atomics; the records,
+            // names, notes and version word (the module's, or vmlinux's)
+            // are not written after load.
+            // SAFETY: as above; the caller ends its reads at `free_module()`
+            // (this function's contract).
             unsafe { ProfiledObject::new_checked(sections, version_word) }
         }
     }
@@ -459,9 +458,8 @@ mod modules {
     /// during `visit`, and its GOING notification comes after.
     pub(crate) fn for_each_loaded_module(mut visit: impl FnMut(&Module<'_>)) {
         let mut visit: &mut dyn FnMut(&Module<'_>) = &mut visit;
-        // SAFETY: `kpgo_walk_modules` passes `context` on to
-        // `kpgo_visit_module` only, during the call; it points to `visit`,
-        // which outlives the call.
+        // SAFETY: `kpgo_walk_modules` passes `context` only to
+        // `kpgo_visit_module`, during the call; `visit` outlives the call.
         unsafe { kpgo_walk_modules(ptr::from_mut(&mut visit).cast()) };
     }
 

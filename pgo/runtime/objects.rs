@@ -66,12 +66,13 @@ const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
     notes
 }
 
-// SAFETY: the linker script places every `__llvm_prf_*` input section of
-// vmlinux between these symbols, and `.notes` between `__start_notes` and
+// The linker script places every `__llvm_prf_*` input section of vmlinux
+// between these symbols, and `.notes` between `__start_notes` and
 // `__stop_notes`; all are part of the kernel image, mapped for good. The
 // counters, bitmap, value nodes and site heads are written only by
 // instrumented code and by the core's atomics.
 static VMLINUX: ProfiledObject =
+    // SAFETY: as above: the sections and version word of vmlinux itself.
     unsafe { ProfiledObject::new(vmlinux_sections(vmlinux_notes()), vmlinux_version_word()) };
 
 /// The descriptor of the kernel image.

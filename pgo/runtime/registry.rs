@@ -456,14 +456,15 @@ impl Registry {
         if existing.is_some_and(|index| self.entries[index].object().is_some()) {
             return Err(Refusal::NameLive);
         }
+        // The descriptor's sections are read only through the `LiveModule`
+        // below, which `module_going` takes out of its entry when it handles
+        // the module's GOING notification (found by `id`, under the registry
+        // lock) and ends with `withdraw_then`; the hooks read them as
+        // `ProfiledObject` allows. If a later step fails, the descriptor is
+        // dropped unused.
         // SAFETY: the module is COMING (notifier) or live (walk, under
         // `module_mutex`), and kpgo's notifier, registered before either
-        // call, gets its GOING notification. The descriptor's sections are
-        // read only through the `LiveModule` below, which `module_going`
-        // takes out of its entry when it handles that notification (found
-        // by `id`, under the registry lock) and ends with `withdraw_then`;
-        // the hooks read them as `ProfiledObject` allows. If a later step
-        // fails, the descriptor is dropped unused.
+        // call, gets its GOING notification; reads end there, as above.
         let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
         object.set_values_per_site(vmlinux().values_per_site());
         let slot = objects::reserve().ok_or(Refusal::NoSlot)?;
