@@ -7,9 +7,9 @@
 
 mod fake;
 
-use fake::{FakeObject, FunctionShape, Rng, V10, V8};
+use fake::{notes_with_build_id, variant, FakeObject, FunctionShape, RawFormat, Rng, V10, V8};
 use kpgo::profile::check::SectionError;
-use kpgo::profile::format::{variant, FormatError, Layout};
+use kpgo::profile::format::FormatError;
 use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections};
 use kpgo::profile::writer::{profile_size, serialize};
 
@@ -61,7 +61,7 @@ fn memory(fake: &FakeObject) -> Vec<u8> {
 
 /// Writes `bytes` at byte `offset` of record `record`.
 fn patch(fake: &mut FakeObject, record: usize, offset: usize, bytes: &[u8]) {
-    let at = record * fake.version.layout().record_size + offset;
+    let at = record * fake.format.record_size + offset;
     let mut data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
     data[at..at + bytes.len()].copy_from_slice(bytes);
     for (word, chunk) in fake.data.iter_mut().zip(data.chunks(8)) {
@@ -70,40 +70,54 @@ fn patch(fake: &mut FakeObject, record: usize, offset: usize, bytes: &[u8]) {
 }
 
 fn read_u64(fake: &FakeObject, record: usize, offset: usize) -> u64 {
-    let at = record * fake.version.layout().record_size + offset;
+    let at = record * fake.format.record_size + offset;
     let data: Vec<u8> = fake.data.iter().flat_map(|w| w.to_ne_bytes()).collect();
     u64::from_ne_bytes(data[at..at + 8].try_into().unwrap())
 }
 
-fn layout(fake: &FakeObject) -> &'static Layout {
-    fake.version.layout()
+fn layout(fake: &FakeObject) -> &'static RawFormat {
+    fake.format
 }
 
+/// The whole profile of `object`, as the writer produces it.
+fn profile(object: &ProfiledObject) -> Vec<u8> {
+    let size = profile_size(object).unwrap();
+    let mut buf = vec![0u8; size];
+    assert_eq!(serialize(object, &mut buf), Ok(size));
+    buf
+}
+
+/// A checked descriptor writes, byte for byte, the profile that the trusted
+/// one wrote before the check (so the check changed nothing the profile
+/// shows), and both keep writing the same once values are recorded.
 #[test]
 fn well_formed_objects_pass_and_profile_as_before() {
     for seed in 0..100 {
         let mut rng = Rng::new(seed);
         let word = if seed % 2 == 0 { V10 } else { V8 };
-        let fake = FakeObject::new(
-            word,
-            {
-                let functions = rng.below(12) as usize;
-                shapes(&mut rng, functions)
-            },
-            9,
-            8,
-            Vec::new(),
-        );
-        let object = checked(&fake).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let functions = rng.below(12) as usize;
+        let shapes = shapes(&mut rng, functions);
+        let notes = if seed % 3 == 0 {
+            Vec::new()
+        } else {
+            notes_with_build_id(&rng.next().to_ne_bytes())
+        };
+        let mut fake = FakeObject::new(word, shapes, 9, 8, notes);
+        // Counts and bitmap bytes as a module has them once it has run.
+        fake.counters.iter_mut().for_each(|c| *c = rng.next());
+        fake.bitmap.iter_mut().for_each(|b| *b = rng.next() as u8);
         let trusted = fake.object();
+        let before = profile(&trusted);
+        let object = checked(&fake).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(object.stats(), trusted.stats());
-        assert_eq!(profile_size(&object), profile_size(&trusted));
+        assert_eq!(profile(&object), before, "seed {seed}: checked profile");
         // The hooks are enabled at once.
         for (i, shape) in fake.shapes.iter().enumerate() {
             if shape.sites[0] > 0 {
                 assert!(object.record_target(fake.record_addr(i), 0, 7));
             }
         }
+        assert_eq!(profile(&object), profile(&trusted), "seed {seed}: values");
     }
 }
 
@@ -113,46 +127,41 @@ fn each_kind_of_malformed_record_is_refused_and_nothing_is_written() {
     let corruptions: [(&str, Corruption); 10] = [
         ("Values outside __llvm_prf_vals", |f| {
             let at = f.counters.as_ptr() as u64;
-            patch(f, 1, layout(f).values_offset, &at.to_ne_bytes());
+            patch(f, 1, layout(f).values, &at.to_ne_bytes());
             SectionError::Values { record: 1 }
         }),
         ("Values misaligned", |f| {
-            let at = read_u64(f, 2, layout(f).values_offset) + 4;
-            patch(f, 2, layout(f).values_offset, &at.to_ne_bytes());
+            let at = read_u64(f, 2, layout(f).values) + 4;
+            patch(f, 2, layout(f).values, &at.to_ne_bytes());
             SectionError::Values { record: 2 }
         }),
         ("Values heads running past the section", |f| {
             let last = f.shapes.len() - 1;
-            let at = read_u64(f, last, layout(f).values_offset) + 8;
-            patch(f, last, layout(f).values_offset, &at.to_ne_bytes());
+            let at = read_u64(f, last, layout(f).values) + 8;
+            patch(f, last, layout(f).values, &at.to_ne_bytes());
             SectionError::Values { record: last }
         }),
         ("more value sites than heads", |f| {
             let last = f.shapes.len() - 1;
-            patch(
-                f,
-                last,
-                layout(f).num_value_sites_offset,
-                &9u16.to_ne_bytes(),
-            );
+            patch(f, last, layout(f).num_value_sites, &9u16.to_ne_bytes());
             SectionError::Values { record: last }
         }),
         ("Values far outside, wrapping", |f| {
-            patch(f, 0, layout(f).values_offset, &(u64::MAX - 7).to_ne_bytes());
+            patch(f, 0, layout(f).values, &(u64::MAX - 7).to_ne_bytes());
             SectionError::Values { record: 0 }
         }),
         ("counters outside __llvm_prf_cnts", |f| {
-            let delta = read_u64(f, 1, layout(f).counter_ptr_offset).wrapping_sub(4096);
-            patch(f, 1, layout(f).counter_ptr_offset, &delta.to_ne_bytes());
+            let delta = read_u64(f, 1, layout(f).counter_ptr).wrapping_sub(4096);
+            patch(f, 1, layout(f).counter_ptr, &delta.to_ne_bytes());
             SectionError::Counters { record: 1 }
         }),
         ("more counters than the section holds", |f| {
-            patch(f, 3, layout(f).num_counters_offset, &1000u32.to_ne_bytes());
+            patch(f, 3, layout(f).num_counters, &1000u32.to_ne_bytes());
             SectionError::Counters { record: 3 }
         }),
         ("counters misaligned", |f| {
-            let delta = read_u64(f, 0, layout(f).counter_ptr_offset) + 1;
-            patch(f, 0, layout(f).counter_ptr_offset, &delta.to_ne_bytes());
+            let delta = read_u64(f, 0, layout(f).counter_ptr) + 1;
+            patch(f, 0, layout(f).counter_ptr, &delta.to_ne_bytes());
             SectionError::Counters { record: 0 }
         }),
         ("a site head already set", |f| {
@@ -183,7 +192,7 @@ fn each_kind_of_malformed_record_is_refused_and_nothing_is_written() {
 #[test]
 fn a_bitmap_outside_its_section_is_refused() {
     let mut fake = object_with_sites(V10, 3);
-    let offset = layout(&fake).bitmap_ptr_offset;
+    let offset = layout(&fake).bitmap_ptr.unwrap();
     let delta = read_u64(&fake, 2, offset).wrapping_add(1 << 20);
     patch(&mut fake, 2, offset, &delta.to_ne_bytes());
     assert_eq!(
@@ -191,7 +200,7 @@ fn a_bitmap_outside_its_section_is_refused() {
         Some(SectionError::Bitmap { record: 2 })
     );
     let mut fake = object_with_sites(V10, 3);
-    let bytes = layout(&fake).num_bitmap_bytes_offset;
+    let bytes = layout(&fake).num_bitmap_bytes.unwrap();
     patch(&mut fake, 1, bytes, &3u32.to_ne_bytes());
     assert_eq!(
         checked(&fake).err(),
@@ -274,10 +283,10 @@ fn records_that_name_nothing_are_accepted_wherever_they_point() {
     ];
     let mut fake = FakeObject::new(V10, shapes, 4, 2, Vec::new());
     let l = layout(&fake);
-    patch(&mut fake, 0, l.values_offset, &0x1234_5678u64.to_ne_bytes());
-    patch(&mut fake, 1, l.bitmap_ptr_offset, &u64::MAX.to_ne_bytes());
-    patch(&mut fake, 1, l.num_counters_offset, &0u32.to_ne_bytes());
-    patch(&mut fake, 1, l.counter_ptr_offset, &u64::MAX.to_ne_bytes());
+    patch(&mut fake, 0, l.values, &0x1234_5678u64.to_ne_bytes());
+    patch(&mut fake, 1, l.bitmap_ptr.unwrap(), &u64::MAX.to_ne_bytes());
+    patch(&mut fake, 1, l.num_counters, &0u32.to_ne_bytes());
+    patch(&mut fake, 1, l.counter_ptr, &u64::MAX.to_ne_bytes());
     assert!(checked(&fake).is_ok());
 }
 
@@ -312,28 +321,28 @@ fn oracle(fake: &FakeObject) -> bool {
     (0..fake.shapes.len()).all(|i| {
         let base = i * l.record_size;
         let addr = fake.record_addr(i) as u64;
-        let counters = addr.wrapping_add(u64_at(base + l.counter_ptr_offset));
+        let counters = addr.wrapping_add(u64_at(base + l.counter_ptr));
         let counters_ok = inside(
             counters,
-            8 * u32_at(base + l.num_counters_offset),
+            8 * u32_at(base + l.num_counters),
             fake.counters.as_ptr() as usize,
             8 * fake.counters.len(),
             8,
         );
-        let bitmap_ok = l.version != 10 || {
-            let bitmap = addr.wrapping_add(u64_at(base + l.bitmap_ptr_offset));
-            inside(
-                bitmap,
-                u32_at(base + l.num_bitmap_bytes_offset),
+        let bitmap_ok = match (l.bitmap_ptr, l.num_bitmap_bytes) {
+            (Some(ptr), Some(len)) => inside(
+                addr.wrapping_add(u64_at(base + ptr)),
+                u32_at(base + len),
                 fake.bitmap.as_ptr() as usize,
                 fake.bitmap.len(),
                 1,
-            )
+            ),
+            _ => true,
         };
         let sites: u64 = (0..l.value_kinds)
-            .map(|k| u16_at(base + l.num_value_sites_offset + 2 * k))
+            .map(|k| u16_at(base + l.num_value_sites + 2 * k))
             .sum();
-        let values = u64_at(base + l.values_offset);
+        let values = u64_at(base + l.values);
         let values_ok = values == 0
             || inside(
                 values,
@@ -359,13 +368,13 @@ fn random_corruptions_are_judged_like_the_oracle_and_accepted_ones_stay_inside()
         let l = layout(&fake);
         let record = rng.below(fake.shapes.len() as u64) as usize;
         let mut fields = vec![
-            (l.values_offset, 8),
-            (l.counter_ptr_offset, 8),
-            (l.num_counters_offset, 4),
-            (l.num_value_sites_offset, 2 * l.value_kinds),
+            (l.values, 8),
+            (l.counter_ptr, 8),
+            (l.num_counters, 4),
+            (l.num_value_sites, 2 * l.value_kinds),
         ];
-        if l.has_bitmap {
-            fields.extend([(l.bitmap_ptr_offset, 8), (l.num_bitmap_bytes_offset, 4)]);
+        if let (Some(ptr), Some(len)) = (l.bitmap_ptr, l.num_bitmap_bytes) {
+            fields.extend([(ptr, 8), (len, 4)]);
         }
         let (offset, len) = fields[rng.below(fields.len() as u64) as usize];
         let at = rng.below(len as u64) as usize;

@@ -4,10 +4,13 @@
 
 mod fake;
 
-use fake::{notes_with_build_id, parse, FakeObject, FunctionShape, Rng, V10, V8};
+use fake::{
+    notes_with_build_id, parse, variant, FakeObject, FunctionShape, Rng, SiteValues, RAW_V10,
+    RAW_V8, V10, V8,
+};
 use kpgo::profile::format::{
-    memop_size_bucket, padding_to_8, value_record_header_size, variant, FormatError,
-    ProfileVersion, LAYOUT_V10, LAYOUT_V8,
+    self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
+    LAYOUT_V10, LAYOUT_V8,
 };
 use kpgo::profile::writer::{profile_size, serialize, WriteError};
 
@@ -61,6 +64,16 @@ fn snapshot(fake: &FakeObject) -> Vec<u8> {
     buf.truncate(written);
     buf
 }
+
+/// The sites of one function, of the kinds its raw version has.
+fn total_sites(fake: &FakeObject, shape: &FunctionShape) -> usize {
+    let kinds = fake.format.value_kinds;
+    shape.sites[..kinds].iter().map(|&n| n as usize).sum()
+}
+
+/// compiler-rt's default per-site value limit
+/// (`INSTR_PROF_DEFAULT_NUM_VAL_PER_SITE`), the core's too.
+const COMPILER_RT_VALUES_PER_SITE: usize = 24;
 
 /// compiler-rt's per-site algorithm, as a plain model.
 #[derive(Default, Clone)]
@@ -128,16 +141,6 @@ fn versions_other_than_8_and_10_are_refused() {
             Err(FormatError::UnsupportedVariant(word))
         );
     }
-    let v10 = ProfileVersion::from_word(V10).unwrap();
-    assert_eq!(
-        (v10.layout().record_size, v10.layout().header_words),
-        (64, 16)
-    );
-    let v8 = ProfileVersion::from_word(V8).unwrap();
-    assert_eq!(
-        (v8.layout().record_size, v8.layout().header_words),
-        (48, 11)
-    );
     let coverage = ProfileVersion::from_word(V10 | variant::BYTE_COVERAGE).unwrap();
     assert_eq!(
         (coverage.counter_size(), coverage.counter_reset_byte()),
@@ -145,6 +148,74 @@ fn versions_other_than_8_and_10_are_refused() {
     );
     let message = FormatError::UnsupportedVersion(V10 + 1).to_string();
     assert!(message.contains("version 11"), "{message}");
+}
+
+/// The library's own tables, by which the core reads records and writes
+/// headers, and its version flags are those of `InstrProfData.inc` (the
+/// fake's literals).
+#[test]
+fn the_library_layouts_are_those_of_instrprofdata_inc() {
+    for (word, inc) in [(V10, &RAW_V10), (V8, &RAW_V8)] {
+        let layout = ProfileVersion::from_word(word).unwrap().layout();
+        let library = [
+            layout.version as usize,
+            layout.header_words,
+            layout.record_size,
+            layout.counter_ptr_offset,
+            layout.values_offset,
+            layout.num_counters_offset,
+            layout.num_value_sites_offset,
+            layout.value_kinds,
+        ];
+        let pinned = [
+            inc.version as usize,
+            inc.header_words,
+            inc.record_size,
+            inc.counter_ptr,
+            inc.values,
+            inc.num_counters,
+            inc.num_value_sites,
+            inc.value_kinds,
+        ];
+        assert_eq!(
+            library, pinned,
+            "raw {}: version, header words, record size, CounterPtr, Values, \
+             NumCounters, NumValueSites, value kinds",
+            inc.version
+        );
+        let bitmap = |offset| layout.has_bitmap.then_some(offset);
+        assert_eq!(
+            (
+                bitmap(layout.bitmap_ptr_offset),
+                bitmap(layout.num_bitmap_bytes_offset)
+            ),
+            (inc.bitmap_ptr, inc.num_bitmap_bytes),
+            "raw {}: BitmapPtr, NumBitmapBytes",
+            inc.version
+        );
+    }
+    assert_eq!(format::RAW_MAGIC_64, fake::RAW_MAGIC_64);
+    let flags = [
+        (format::variant::IR_PROF, variant::IR_PROF),
+        (format::variant::CSIR_PROF, variant::CSIR_PROF),
+        (format::variant::INSTR_ENTRY, variant::INSTR_ENTRY),
+        (format::variant::DBG_CORRELATE, variant::DBG_CORRELATE),
+        (format::variant::BYTE_COVERAGE, variant::BYTE_COVERAGE),
+        (
+            format::variant::FUNCTION_ENTRY_ONLY,
+            variant::FUNCTION_ENTRY_ONLY,
+        ),
+        (format::variant::MEMPROF, variant::MEMPROF),
+        (format::variant::TEMPORAL_PROF, variant::TEMPORAL_PROF),
+    ];
+    for (library, pinned) in flags {
+        assert_eq!(
+            library,
+            pinned,
+            "VARIANT_MASK bit {}",
+            pinned.trailing_zeros()
+        );
+    }
 }
 
 #[test]
@@ -200,7 +271,7 @@ fn memop_buckets_match_llvm() {
 }
 
 #[test]
-fn size_equals_bytes_written_for_random_layouts() {
+fn random_objects_write_their_size_and_the_modelled_values() {
     for seed in 0..300 {
         let mut rng = Rng::new(seed);
         let word = if seed % 2 == 0 { V10 } else { V8 };
@@ -213,21 +284,30 @@ fn size_equals_bytes_written_for_random_layouts() {
             notes_with_build_id(&id)
         };
         let names = rng.below(40) as usize;
-        let fake = FakeObject::new(word, shapes, names, rng.below(30) as usize, notes.clone());
+        let capacity = rng.below(30) as usize;
+        let fake = FakeObject::new(word, shapes, names, capacity, notes.clone());
         let object = fake.object();
-        // Record random values at random sites.
+        // Random values at random sites, and what compiler-rt's algorithm
+        // makes of them: per record, its sites of all kinds in order.
+        let mut model: Vec<Vec<ModelSite>> = fake
+            .shapes
+            .iter()
+            .map(|s| vec![ModelSite::default(); total_sites(&fake, s)])
+            .collect();
+        let (mut pool, mut drops) = (capacity, 0);
         for _ in 0..rng.below(200) {
             let f = rng.below(fake.shapes.len().max(1) as u64) as usize;
             if f >= fake.shapes.len() {
                 break;
             }
-            let sites: u16 = fake.shapes[f].sites.iter().sum();
+            let sites = model[f].len();
             if sites > 0 {
-                object.record_target(
-                    fake.record_addr(f),
-                    rng.below(sites as u64) as u32,
-                    rng.below(6),
-                );
+                let site = rng.below(sites as u64) as usize;
+                let value = rng.below(6);
+                object.record_target(fake.record_addr(f), site as u32, value);
+                if !model[f][site].record(value, COMPILER_RT_VALUES_PER_SITE, &mut pool) {
+                    drops += 1;
+                }
             }
         }
         let bytes = snapshot(&fake);
@@ -242,15 +322,23 @@ fn size_equals_bytes_written_for_random_layouts() {
         } else {
             assert_eq!(parsed.binary_ids, vec![id]);
         }
-        let total: u64 = parsed
+        let recorded: Vec<SiteValues> = parsed
             .values
             .iter()
-            .flatten()
-            .flat_map(|(_, s)| s)
-            .flatten()
-            .map(|p| p.1)
-            .sum();
-        assert!(total as usize <= 200);
+            .map(|kinds| kinds.iter().flat_map(|(_, sites)| sites.clone()).collect())
+            .collect();
+        let expected: Vec<SiteValues> = model
+            .iter()
+            .filter(|sites| !sites.is_empty())
+            .map(|sites| sites.iter().map(|site| site.0.clone()).collect())
+            .collect();
+        assert_eq!(recorded, expected, "seed {seed}: recorded values");
+        let stats = object.stats();
+        assert_eq!(
+            (stats.nodes_used, stats.values_dropped),
+            (capacity - pool, drops),
+            "seed {seed}"
+        );
     }
 }
 
@@ -260,7 +348,7 @@ fn header_addresses_are_deltas_from_the_data() {
     let parsed = parse(&snapshot(&fake), &sites_of(&fake));
     let data = fake.data.as_ptr() as u64;
     assert_eq!(
-        parsed.header[10],
+        parsed.header[RAW_V10.header_counters_delta],
         (fake.counters.as_ptr() as u64).wrapping_sub(data)
     );
     let bitmap = if fake.bitmap.is_empty() {
@@ -269,12 +357,15 @@ fn header_addresses_are_deltas_from_the_data() {
         fake.bitmap.as_ptr() as u64
     };
     assert_eq!(
-        parsed.header[11],
+        parsed.header[RAW_V10.header_bitmap_delta.unwrap()],
         bitmap.wrapping_sub(data),
         "an empty bitmap is at 0"
     );
-    assert_eq!(parsed.header[12], fake.names.as_ptr() as u64);
-    assert_eq!(parsed.header[9], 13, "names size");
+    assert_eq!(
+        parsed.header[RAW_V10.header_names_delta],
+        fake.names.as_ptr() as u64
+    );
+    assert_eq!(parsed.header[RAW_V10.header_names_size], 13, "names size");
 }
 
 #[test]
@@ -415,7 +506,7 @@ fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
         let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
         let object = fake.object();
         let base = fake.record_addr(0);
-        let size = fake.version.layout().record_size;
+        let size = fake.format.record_size;
         object.record_target(base + 8, 0, 1); // inside, misaligned
         object.record_target(base + size, 0, 1); // one past the end
         object.record_target(base - size, 0, 1); // before
@@ -471,8 +562,8 @@ fn record_ownership_is_exactly_start_of_a_whole_record() {
         let shapes = one_site_functions(5);
         let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
         let object = fake.object();
-        let version = fake.version;
-        let size = version.layout().record_size;
+        let version = ProfileVersion::from_word(word).unwrap();
+        let size = fake.format.record_size;
         let base = fake.record_addr(0);
         let len = 5 * size;
         let expected = |addr: usize| {
@@ -493,7 +584,7 @@ fn record_ownership_is_exactly_start_of_a_whole_record() {
                 object.owns_record(&version, addr),
                 expected(addr),
                 "raw version {}: {addr:#x} (data at {base:#x})",
-                version.layout().version
+                fake.format.version
             );
         }
     }

@@ -2,11 +2,152 @@
 
 //! A synthetic instrumented object in heap memory, and an independent
 //! reader of the raw profiles the core writes for it.
+//!
+//! Independent: every format fact here (magic, version flags, header words,
+//! record size, field offsets, value kinds) is a literal copied from LLVM's
+//! `InstrProfData.inc`, never the library's own tables, which these tests
+//! judge. Lines cited are of LLVM 19's copy (raw version 10) at
+//! `/usr/lib/llvm-19/lib/clang/19/include/profile/InstrProfData.inc` and
+//! LLVM 16's (raw version 8) at
+//! `/usr/lib/llvm-16/lib/clang/16/include/profile/InstrProfData.inc`.
 
 #![allow(dead_code)]
 
-use kpgo::profile::format::{variant, ProfileVersion, RAW_MAGIC_64};
 use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
+
+/// `INSTR_PROF_RAW_MAGIC_64`, `"\xfflprofr\x81"` (19: line 703; 16: 642).
+pub const RAW_MAGIC_64: u64 = 0xff6c_7072_6f66_7281;
+
+/// `VARIANT_MASK_*` of the version word (19: lines 730-737; 16: 669-675,
+/// where temporal profiling does not exist yet).
+pub mod variant {
+    pub const IR_PROF: u64 = 1 << 56;
+    pub const CSIR_PROF: u64 = 1 << 57;
+    pub const INSTR_ENTRY: u64 = 1 << 58;
+    pub const DBG_CORRELATE: u64 = 1 << 59;
+    pub const BYTE_COVERAGE: u64 = 1 << 60;
+    pub const FUNCTION_ENTRY_ONLY: u64 = 1 << 61;
+    pub const MEMPROF: u64 = 1 << 62;
+    pub const TEMPORAL_PROF: u64 = 1 << 63;
+}
+
+/// `INSTR_PROF_RAW_VERSION` (19: line 711; 16: 651) with the IR flag, as
+/// clang emits it for `-fprofile-generate`.
+pub const V10: u64 = variant::IR_PROF | 10;
+pub const V8: u64 = variant::IR_PROF | 8;
+
+/// One raw version's layout, as `InstrProfData.inc` defines it. Offsets are
+/// those of the C struct the `INSTR_PROF_DATA` lines declare, on a 64-bit
+/// target (`IntPtrT` is 8 bytes, natural alignment); header fields are
+/// word indices of the `INSTR_PROF_RAW_HEADER` lines.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RawFormat {
+    pub version: u32,
+    pub header_words: usize,
+    pub record_size: usize,
+    pub name_ref: usize,
+    pub func_hash: usize,
+    pub counter_ptr: usize,
+    /// `BitmapPtr`, raw version 10 only.
+    pub bitmap_ptr: Option<usize>,
+    pub function_pointer: usize,
+    pub values: usize,
+    pub num_counters: usize,
+    /// `NumValueSites[IPVK_Last + 1]`, one `u16` per kind.
+    pub num_value_sites: usize,
+    /// `NumBitmapBytes`, raw version 10 only.
+    pub num_bitmap_bytes: Option<usize>,
+    /// `IPVK_Last + 1`.
+    pub value_kinds: usize,
+    /// Header words after `PaddingBytesAfterCounters`, by name.
+    pub header_num_bitmap_bytes: Option<usize>,
+    pub header_padding_after_bitmap: Option<usize>,
+    pub header_names_size: usize,
+    pub header_counters_delta: usize,
+    pub header_bitmap_delta: Option<usize>,
+    pub header_names_delta: usize,
+    /// `NumVTables` and `VNamesSize`: vtable sections this reader does not
+    /// read, so it requires both zero.
+    pub header_vtables: Option<[usize; 2]>,
+}
+
+/// Raw version 10 (LLVM 19). Record, lines 74-95: NameRef, FuncHash,
+/// CounterPtr, BitmapPtr, FunctionPointer, Values (8 bytes each, 0..48),
+/// NumCounters (u32, 48), NumValueSites[3] (u16s, 52..58), NumBitmapBytes
+/// (u32, aligned to 60): 64 bytes. Header, lines 154-171: 16 words.
+/// Value kinds, lines 209-231: indirect call target, memop size, vtable
+/// target; `IPVK_Last` is 2.
+pub static RAW_V10: RawFormat = RawFormat {
+    version: 10,
+    header_words: 16,
+    record_size: 64,
+    name_ref: 0,
+    func_hash: 8,
+    counter_ptr: 16,
+    bitmap_ptr: Some(24),
+    function_pointer: 32,
+    values: 40,
+    num_counters: 48,
+    num_value_sites: 52,
+    num_bitmap_bytes: Some(60),
+    value_kinds: 3,
+    header_num_bitmap_bytes: Some(7),
+    header_padding_after_bitmap: Some(8),
+    header_names_size: 9,
+    header_counters_delta: 10,
+    header_bitmap_delta: Some(11),
+    header_names_delta: 12,
+    header_vtables: Some([13, 14]),
+};
+
+/// Raw version 8 (LLVM 16). Record, lines 72-90: NameRef, FuncHash,
+/// CounterPtr, FunctionPointer, Values (8 bytes each, 0..40), NumCounters
+/// (u32, 40), NumValueSites[2] (u16s, 44..48): 48 bytes. Header, lines
+/// 128-141: 11 words. Value kinds, lines 179-188: indirect call target and
+/// memop size; `IPVK_Last` is 1.
+pub static RAW_V8: RawFormat = RawFormat {
+    version: 8,
+    header_words: 11,
+    record_size: 48,
+    name_ref: 0,
+    func_hash: 8,
+    counter_ptr: 16,
+    bitmap_ptr: None,
+    function_pointer: 24,
+    values: 32,
+    num_counters: 40,
+    num_value_sites: 44,
+    num_bitmap_bytes: None,
+    value_kinds: 2,
+    header_num_bitmap_bytes: None,
+    header_padding_after_bitmap: None,
+    header_names_size: 7,
+    header_counters_delta: 8,
+    header_bitmap_delta: None,
+    header_names_delta: 9,
+    header_vtables: None,
+};
+
+/// The layout of a version word: `GET_VERSION` keeps the low 32 bits (19:
+/// lines 728-729; 16's, lines 667-668, keeps 56, which for the words clang
+/// emits is the same number).
+pub fn raw_format(word: u64) -> &'static RawFormat {
+    match word & 0xffff_ffff {
+        10 => &RAW_V10,
+        8 => &RAW_V8,
+        other => panic!("raw version {other}: the tests know only 8 and 10"),
+    }
+}
+
+/// Writes `bytes` at byte `at` of `words`, in memory order.
+pub fn write_bytes(words: &mut [u64], at: usize, bytes: &[u8]) {
+    for (i, &byte) in bytes.iter().enumerate() {
+        let (word, lane) = ((at + i) / 8, (at + i) % 8);
+        let mut lanes = words[word].to_ne_bytes();
+        lanes[lane] = byte;
+        words[word] = u64::from_ne_bytes(lanes);
+    }
+}
 
 /// Small deterministic PRNG (xorshift64*), so failures reproduce.
 pub struct Rng(u64);
@@ -41,7 +182,9 @@ pub struct FunctionShape {
 /// The memory of a fake object. Buffers are allocated once and never
 /// resized, so the addresses handed to the descriptor stay valid.
 pub struct FakeObject {
-    pub version: ProfileVersion,
+    /// The version word, as the compiler emits it.
+    pub word: u64,
+    pub format: &'static RawFormat,
     version_word: Box<u64>,
     pub data: Vec<u64>,
     pub counters: Vec<u64>,
@@ -54,9 +197,6 @@ pub struct FakeObject {
     /// Index of each function's first head in `heads`.
     pub first_head: Vec<usize>,
 }
-
-pub const V10: u64 = variant::IR_PROF | 10;
-pub const V8: u64 = variant::IR_PROF | 8;
 
 /// An ELF note area with one GNU build id (and one other note before it).
 pub fn notes_with_build_id(id: &[u8]) -> Vec<u8> {
@@ -87,9 +227,8 @@ impl FakeObject {
         node_capacity: usize,
         notes: Vec<u8>,
     ) -> Self {
-        let version = ProfileVersion::from_word(word).expect("test version");
-        let layout = version.layout();
-        let record_words = layout.record_size / 8;
+        let format = raw_format(word);
+        let record_words = format.record_size / 8;
         let total_counters: usize = shapes.iter().map(|s| s.counters).sum();
         let total_bitmap: usize = shapes.iter().map(|s| s.bitmap_bytes).sum();
         let total_heads: usize = shapes
@@ -97,7 +236,8 @@ impl FakeObject {
             .map(|s| s.sites.iter().map(|&n| n as usize).sum::<usize>())
             .sum();
         let mut object = FakeObject {
-            version,
+            word,
+            format,
             version_word: Box::new(word),
             data: vec![0; shapes.len() * record_words],
             counters: vec![0; total_counters],
@@ -111,13 +251,8 @@ impl FakeObject {
         };
         let (mut counter, mut bitmap, mut head) = (0, 0, 0);
         for (i, shape) in shapes.iter().enumerate() {
-            let record = object.data.as_mut_ptr().wrapping_add(i * record_words) as usize;
-            let words = &mut object.data[i * record_words..(i + 1) * record_words];
-            words[0] = 0x1000 + i as u64; // NameRef
-            words[1] = 0x2000 + i as u64; // FuncHash
-            let counter_addr = object.counters.as_ptr().wrapping_add(counter) as usize;
-            words[2] = counter_addr.wrapping_sub(record) as u64;
-            let site_count: usize = shape.sites[..layout.value_kinds]
+            let record = object.record_addr(i);
+            let site_count: usize = shape.sites[..format.value_kinds]
                 .iter()
                 .map(|&n| n as usize)
                 .sum();
@@ -126,23 +261,28 @@ impl FakeObject {
             } else {
                 0
             };
-            let mut bytes = [0u8; 16];
-            bytes[..4].copy_from_slice(&(shape.counters as u32).to_ne_bytes());
-            for k in 0..layout.value_kinds {
-                bytes[4 + 2 * k..6 + 2 * k].copy_from_slice(&shape.sites[k].to_ne_bytes());
+            let counter_addr = object.counters.as_ptr().wrapping_add(counter) as u64;
+            let bitmap_addr = object.bitmap.as_ptr().wrapping_add(bitmap) as u64;
+            let words = &mut object.data[i * record_words..(i + 1) * record_words];
+            let mut put = |at: usize, bytes: &[u8]| write_bytes(words, at, bytes);
+            put(format.name_ref, &(0x1000 + i as u64).to_ne_bytes());
+            put(format.func_hash, &(0x2000 + i as u64).to_ne_bytes());
+            // Relative to the record, as LLVM 19 and 16 emit them.
+            let counter_delta = counter_addr.wrapping_sub(record as u64);
+            put(format.counter_ptr, &counter_delta.to_ne_bytes());
+            if let (Some(ptr), Some(len)) = (format.bitmap_ptr, format.num_bitmap_bytes) {
+                let bitmap_delta = bitmap_addr.wrapping_sub(record as u64);
+                put(ptr, &bitmap_delta.to_ne_bytes());
+                put(len, &(shape.bitmap_bytes as u32).to_ne_bytes());
             }
-            if layout.version == 10 {
-                let bitmap_addr = object.bitmap.as_ptr().wrapping_add(bitmap) as usize;
-                words[3] = bitmap_addr.wrapping_sub(record) as u64;
-                words[4] = 0x4000_0000 + i as u64; // FunctionPointer
-                words[5] = values;
-                bytes[12..16].copy_from_slice(&(shape.bitmap_bytes as u32).to_ne_bytes());
-                words[6] = u64::from_ne_bytes(bytes[..8].try_into().unwrap());
-                words[7] = u64::from_ne_bytes(bytes[8..].try_into().unwrap());
-            } else {
-                words[3] = 0x4000_0000 + i as u64;
-                words[4] = values;
-                words[5] = u64::from_ne_bytes(bytes[..8].try_into().unwrap());
+            put(
+                format.function_pointer,
+                &(0x4000_0000 + i as u64).to_ne_bytes(),
+            );
+            put(format.values, &values.to_ne_bytes());
+            put(format.num_counters, &(shape.counters as u32).to_ne_bytes());
+            for (kind, &sites) in shape.sites[..format.value_kinds].iter().enumerate() {
+                put(format.num_value_sites + 2 * kind, &sites.to_ne_bytes());
             }
             object.first_head.push(head);
             counter += shape.counters;
@@ -184,7 +324,7 @@ impl FakeObject {
 
     /// Address of record `i`, as the hooks receive it.
     pub fn record_addr(&self, i: usize) -> usize {
-        self.data.as_ptr() as usize + i * self.version.layout().record_size
+        self.data.as_ptr() as usize + i * self.format.record_size
     }
 }
 
@@ -216,32 +356,32 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 /// padding rule; panics on the first inconsistency.
 pub fn parse(bytes: &[u8], sites_per_record: &[[u16; 3]]) -> Parsed {
     assert_eq!(u64_at(bytes, 0), RAW_MAGIC_64, "magic");
-    let word = u64_at(bytes, 8);
-    let version = ProfileVersion::from_word(word).expect("version");
-    let layout = version.layout();
-    let header: Vec<u64> = (0..layout.header_words)
+    let format = raw_format(u64_at(bytes, 8));
+    let header: Vec<u64> = (0..format.header_words)
         .map(|i| u64_at(bytes, 8 * i))
         .collect();
-    let v10 = layout.version == 10;
+    // Words 2 to 6 are the same in both versions.
     let (ids_size, num_data, num_counters, counters_pad) =
         (header[2], header[3], header[5], header[6]);
-    let (bitmap_bytes, bitmap_pad, names_size) = if v10 {
-        (header[7], header[8], header[9])
-    } else {
-        (0, 0, header[7])
-    };
+    let word = |index: Option<usize>| index.map_or(0, |i| header[i]);
+    let bitmap_bytes = word(format.header_num_bitmap_bytes);
+    let bitmap_pad = word(format.header_padding_after_bitmap);
+    let names_size = header[format.header_names_size];
     assert_eq!(header[4], 0, "padding before counters");
     assert_eq!(
         counters_pad as usize,
         (8 - (num_counters as usize * 8) % 8) % 8
     );
     assert_eq!(bitmap_pad as usize, (8 - bitmap_bytes as usize % 8) % 8);
+    for index in format.header_vtables.into_iter().flatten() {
+        assert_eq!(header[index], 0, "no vtable section (header word {index})");
+    }
     assert_eq!(
         *header.last().unwrap(),
-        layout.value_kinds as u64 - 1,
+        format.value_kinds as u64 - 1,
         "value kind last"
     );
-    let mut at = 8 * layout.header_words;
+    let mut at = 8 * format.header_words;
     let ids_end = at + ids_size as usize;
     let mut binary_ids = Vec::new();
     while at < ids_end {
@@ -250,7 +390,7 @@ pub fn parse(bytes: &[u8], sites_per_record: &[[u16; 3]]) -> Parsed {
         at += 8 + len + (8 - len % 8) % 8;
     }
     assert_eq!(at, ids_end, "binary ids size");
-    let data_len = num_data as usize * layout.record_size;
+    let data_len = num_data as usize * format.record_size;
     let data = bytes[at..at + data_len].to_vec();
     at += data_len;
     let counters = (0..num_counters as usize)
@@ -270,7 +410,7 @@ pub fn parse(bytes: &[u8], sites_per_record: &[[u16; 3]]) -> Parsed {
     at += (8 - names_size as usize % 8) % 8;
     let mut values = Vec::new();
     for sites in sites_per_record.iter().take(num_data as usize) {
-        let kinds_present = sites[..layout.value_kinds]
+        let kinds_present = sites[..format.value_kinds]
             .iter()
             .filter(|&&n| n > 0)
             .count();
