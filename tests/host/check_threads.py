@@ -7,7 +7,8 @@
 TALLY is the program's stdout (see threads/main.c), PROFILE_TEXT the output of
 `llvm-profdata merge --text`, FUNCTIONS the program's function symbols (one a
 line, from llvm-nm). Prints one "PASS: ..." or "FAIL: ..." line per check
-(and "INFO: ..." lines); the caller counts them.
+(and "INFO: ..." lines); the caller counts them. A tally that lists fewer
+sites or entry counts than threads/main.c prints fails.
 
 The contract checked, which the runtime guarantees under contention:
   - no value is invented: every recorded indirect-call target is a function of
@@ -24,6 +25,12 @@ The contract checked, which the runtime guarantees under contention:
 """
 import sys
 from collections import defaultdict
+
+# What threads/main.c tallies, at the least: its two indirect-call sites
+# (call_through_table, call_pair), its memop site (copy_sized) and the entry
+# counts of its 8 targets and 3 site functions. A tally with less (empty, or
+# cut short) leaves the checks below unasked, so it fails.
+MIN_TALLY = {"indirect": 2, "memop": 1, "entry": 11}
 
 
 def memop_range(size):
@@ -94,6 +101,15 @@ def main(argv):
 
     def report(ok, what, detail=""):
         print(f"{'PASS' if ok else 'FAIL'}: {label}: {what}{'' if ok or not detail else ' -- ' + detail}")
+
+    found = {"indirect": len(want["indirect"]), "memop": len(want["memop"]), "entry": len(entries)}
+    short = {kind: n for kind, n in found.items() if n < MIN_TALLY[kind]}
+    uncalled = sorted(f"{kind} {site_fn}" for kind in ("indirect", "memop")
+                      for site_fn, called in want[kind].items() if not any(called.values()))
+    report(not short and not uncalled,
+           f"the tally lists at least {MIN_TALLY['indirect']} indirect-call sites, "
+           f"{MIN_TALLY['memop']} memop site and {MIN_TALLY['entry']} entry counts, each site called",
+           f"found {found}" + (f", sites never called: {uncalled}" if uncalled else ""))
 
     recorded_total = called_total = 0
     for kind in ("indirect", "memop"):
