@@ -2,18 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0
 """The value-profiling hooks reach no instrumented code.
 
-Arguments: a linked image (vmlinux) built with CONFIG_PGO_CLANG.
+Arguments: a linked image (vmlinux) built with CONFIG_PGO_CLANG, and
+--sanitized if it is built with KASAN (tests/kernel/hooks.sh --kasan).
 
 Disassembles __llvm_profile_instrument_target and
 __llvm_profile_instrument_memop and, transitively, every function they call
-or jump to, and fails if one of them is instrumented, or if the walk meets
-an indirect call or jump (whose target it cannot follow).
+or jump to, and fails if one of them is instrumented, calls a sanitizer
+(KASAN, KCSAN, UBSAN, KCOV, KMSAN: a report from inside a hook would go
+through printk and instrumented code), or has a panic path, or if the
+walk meets an indirect call or jump (whose target it cannot follow).
 
 A function is instrumented if its code updates a counter, that is, writes
 into __llvm_prf_cnts: with entry counters first, every instrumented
 function does so (its entry counter), whatever its language. The data
 records' function pointers (__llvm_prf_data) name the instrumented
 functions whose address is recorded; they must agree.
+
+Each detector is tested on code where it must fire (the controls at the
+end): the walk from kpgo_init, which is not instrumented, reaches
+instrumented code through calls, an indirect call and a panic path.
 """
 import bisect
 import re
@@ -21,20 +28,19 @@ import struct
 import subprocess
 import sys
 
+from judge import Checks
+
 LLVM = "/usr/lib/llvm-19/bin"
 HOOKS = ["__llvm_profile_instrument_target", "__llvm_profile_instrument_memop"]
+# Calls into the sanitizers' runtimes, by name prefix.
+SANITIZER = re.compile(r"^(__asan_|__kasan_|__kcsan_|__tsan_|__ubsan_|__sanitizer_|__msan_|"
+                       r"__kmsan_)")
 image = sys.argv[1]
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok: {what}")
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
+# --sanitized: the image is a KASAN build, where the sanitizer detector is
+# tested too.
+sanitized = "--sanitized" in sys.argv[2:]
+checks = Checks()
+check = checks.check
 
 
 def run(*args):
@@ -58,13 +64,14 @@ def read(addr, size):
 
 # Symbols: function starts, sorted, to name any code address.
 symbols = {}
+text_syms = []
 for line in run(f"{LLVM}/llvm-nm", "-n", "--defined-only", image).splitlines():
     parts = line.split()
     if len(parts) == 3:
         symbols.setdefault(parts[2], int(parts[0], 16))
-text_syms = sorted((int(p[0], 16), p[2]) for p in
-                   (l.split() for l in run(f"{LLVM}/llvm-nm", "-n", "--defined-only", image).splitlines())
-                   if len(p) == 3 and p[1] in "tTwW")
+        if parts[1] in "tTwW":
+            text_syms.append((int(parts[0], 16), parts[2]))
+text_syms.sort()
 starts = [a for a, _ in text_syms]
 
 
@@ -84,22 +91,38 @@ recorded = {struct.unpack_from("<Q", records, i + fnptr)[0]
 print(f"raw version {version}: {len(records) // size} data records, "
       f"{len(recorded)} with a function address")
 
-CALL = re.compile(r"^\s*([0-9a-f]+):\s+(call|jmp|j[a-z]+)\s+(\S+)(?:\s+<([^>]+)>)?")
+# llvm-objdump writes AT&T mnemonics with their size suffix: callq, jmpq.
+BRANCH = re.compile(r"^\s*([0-9a-f]+):\s+(callq?|jmpq?|j[a-z]+)\s+(\S+)(?:\s+<([^>]+)>)?")
 COUNTER = re.compile(r"0x([0-9a-f]{16})|# (0x[0-9a-f]+)")
 
 
-def disassemble(name):
-    """(callees, indirect branches, counter writes) of function `name`."""
+class Function:
+    def __init__(self):
+        self.callees = set()  # by a call
+        self.jumps = set()  # by a jump to another function (a tail call)
+        self.indirect = []
+        self.counters = []
+
+
+def disassemble(names):
+    """{name: Function} of the functions NAMES, disassembled at once."""
     text = run(f"{LLVM}/llvm-objdump", "-d", "--no-show-raw-insn",
-               f"--disassemble-symbols={name}", image)
-    start = symbols[name]
-    callees, indirect, counters = set(), [], []
+               f"--disassemble-symbols={','.join(names)}", image)
+    found, current = {}, None
     for line in text.splitlines():
-        m = CALL.match(line)
+        header = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
+        if header:
+            current = found.setdefault(header.group(2), Function())
+            start = int(header.group(1), 16)
+            name = header.group(2)
+            continue
+        if current is None:
+            continue
+        m = BRANCH.match(line)
         if m:
             target = m.group(3)
             if target.startswith("*"):
-                indirect.append(line.strip())
+                current.indirect.append(line.strip())
                 continue
             try:
                 addr = int(target, 16)
@@ -107,12 +130,31 @@ def disassemble(name):
                 continue
             owner = function_at(addr)
             if owner[1] != name or addr == start:
-                callees.add(owner[1] if owner[0] == addr else f"{owner[1]}+{addr - owner[0]:#x}")
+                callee = owner[1] if owner[0] == addr else f"{owner[1]}+{addr - owner[0]:#x}"
+                (current.callees if m.group(2).startswith("call") else current.jumps).add(callee)
         for m2 in COUNTER.finditer(line):
             value = int(m2.group(1) or m2.group(2), 16)
             if cnts_start <= value < cnts_end:
-                counters.append(line.strip())
-    return callees, indirect, counters
+                current.counters.append(line.strip())
+    return found
+
+
+def walk(roots, limit=None):
+    """{name: Function} of ROOTS and of every function they reach by
+    direct calls and jumps, level by level; at most LIMIT functions."""
+    seen, level = {}, list(roots)
+    while level and (limit is None or len(seen) < limit):
+        wanted = [n for n in level if n in symbols and "+" not in n]
+        for name in level:
+            if name not in wanted:
+                bad = Function()
+                bad.indirect.append(f"target inside another symbol or unknown: {name}")
+                seen[name] = bad
+        found = disassemble(wanted) if wanted else {}
+        for name in wanted:
+            seen[name] = found.get(name, Function())
+        level = sorted({c for f in found.values() for c in f.callees | f.jumps} - set(seen))
+    return seen
 
 
 def demangle(names):
@@ -120,38 +162,63 @@ def demangle(names):
     return dict(zip(names, out.splitlines()))
 
 
-seen, todo = {}, list(HOOKS)
-while todo:
-    name = todo.pop()
-    if name in seen:
-        continue
-    if name not in symbols or "+" in name:
-        seen[name] = (set(), [f"target inside another symbol: {name}"], [])
-        continue
-    seen[name] = disassemble(name)
-    todo.extend(sorted(seen[name][0] - set(seen)))
+def instrumented(seen):
+    return [n for n, f in seen.items() if f.counters or symbols.get(n) in recorded]
 
+
+def sanitizers(seen):
+    return [n for n in seen if SANITIZER.match(n)]
+
+
+def panics(seen, plain):
+    return [plain.get(n, n) for n in seen if "panic" in plain.get(n, n).lower()]
+
+
+def indirect(seen):
+    return [b for f in seen.values() for b in f.indirect]
+
+
+seen = walk(HOOKS)
 plain = demangle(sorted(seen))
 print(f"functions the hooks reach: {len(seen)}")
 for name in sorted(seen, key=lambda n: symbols.get(n, 0)):
-    callees, indirect, counters = seen[name]
-    instrumented = bool(counters) or symbols.get(name) in recorded
-    print(f"  {'INSTRUMENTED' if instrumented else 'ok':12} {plain.get(name, name)}"
-          + (f"  -> {', '.join(sorted(plain.get(c, c) for c in callees))}" if callees else ""))
-bad = [n for n, (_, _, c) in seen.items() if c or symbols.get(n) in recorded]
-branches = [b for _, (_, i, _) in seen.items() for b in i]
+    f = seen[name]
+    mark = "INSTRUMENTED" if name in instrumented({name: f}) else "ok"
+    calls = sorted(plain.get(c, c) for c in f.callees)
+    jumps = sorted(plain.get(c, c) for c in f.jumps)
+    print(f"  {mark:12} {plain.get(name, name)}"
+          + (f"  calls {', '.join(calls)}" if calls else "")
+          + (f"  jumps to {', '.join(jumps)}" if jumps else ""))
+bad = instrumented(seen)
 check("the hooks and all they reach are uninstrumented (no counter write, no data record)",
       not bad, ", ".join(plain.get(n, n) for n in bad))
-check("the hooks make no indirect call or jump", not branches, "; ".join(branches[:3]))
+check("the hooks call no sanitizer (KASAN, KCSAN, UBSAN, KCOV, KMSAN)",
+      not sanitizers(seen), ", ".join(sanitizers(seen)[:8]))
+check("the hooks make no indirect call or jump", not indirect(seen), "; ".join(indirect(seen)[:3]))
 # No panic path (an overflow or bounds check) on a path that runs in NMI.
-panics = [plain.get(n, n) for n in seen if "panic" in plain.get(n, n).lower()]
-check("the hooks reach no panic path (no overflow or bounds check)", not panics,
-      ", ".join(panics))
+check("the hooks reach no panic path (no overflow or bounds check)", not panics(seen, plain),
+      ", ".join(panics(seen, plain)))
 check("both hooks are in the image", all(h in symbols for h in HOOKS))
-# The detector itself: it sees instrumented code where there is some.
+
+# The detectors themselves, where they must fire.
 probe = "start_kernel"
-_, _, counters = disassemble(probe)
+start = disassemble([probe]).get(probe, Function())
 check(f"the counter-write test recognizes an instrumented function ({probe})",
-      bool(counters) and symbols[probe] in recorded)
-print(f"hooks: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+      bool(start.counters) and symbols[probe] in recorded)
+check(f"the walk reads calls ({probe} calls setup_arch and rest_init)",
+      {"setup_arch", "rest_init"} <= start.callees, str(sorted(start.callees)[:10]))
+# kpgo_init is kpgo's, uninstrumented; what it calls is not all so.
+control = walk(["kpgo_init"], limit=400)
+control_plain = demangle(sorted(control))
+print(f"control walk from kpgo_init: {len(control)} functions")
+check("the walk from uninstrumented code finds the instrumented code it calls "
+      "(kpgo_init, not itself instrumented)",
+      "kpgo_init" not in instrumented(control) and len(instrumented(control)) > 0)
+check("... and finds an indirect call or jump there", len(indirect(control)) > 0)
+check("... and a panic path there", len(panics(control, control_plain)) > 0)
+if sanitized:
+    check("the image is built with a sanitizer (it defines __asan_load8_noabort)",
+          "__asan_load8_noabort" in symbols)
+    check("... and the walk from kpgo_init finds sanitizer calls there",
+          len(sanitizers(control)) > 0)
+sys.exit(checks.summary("hooks"))
