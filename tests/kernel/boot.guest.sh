@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the guest (busybox sh), started by tests/kernel/boot.sh.
 set -e
+. /kpgo/guest-lib.sh
 # The harness mounted debugfs; the profile files will live there.
 grep ' /sys/kernel/debug debugfs ' /proc/mounts >"$KPGO_RESULTS/debugfs-mount"
 ls -la /sys/kernel/debug >"$KPGO_RESULTS/debugfs-ls"
 uname -a >"$KPGO_RESULTS/uname"
 cat /proc/cmdline >"$KPGO_RESULTS/cmdline"
+step done
 echo "guest script reached"

@@ -18,7 +18,12 @@
 #
 # kmemleak's own metadata allocations count as fault sites too (every
 # second site or so); their failure is silent and harmless.
-set -u
+#
+# The operations under test may fail (that is their point): their status
+# is recorded. Any other failure ends the script, and the host sees from
+# its steps how far it got.
+set -eu
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 k=/kpgo
@@ -64,10 +69,11 @@ nth_loop() {
 		load-new) name=pgo_n_$n ;;
 		esac
 		mark "fault $1 $2 nth=$n start"
+		# fail_nth prints its line whether the operation failed or not.
 		case $2 in
-		load) line=$($k/fail_nth $n load $k/pgo_test_a.ko) ;;
-		load-new) line=$($k/fail_nth $n load-as $name $k/pgo_test_a.ko) ;;
-		unload) line=$($k/fail_nth $n unload pgo_test_a) ;;
+		load) line=$($k/fail_nth $n load $k/pgo_test_a.ko) || true ;;
+		load-new) line=$($k/fail_nth $n load-as $name $k/pgo_test_a.ko) || true ;;
+		unload) line=$($k/fail_nth $n unload pgo_test_a) || true ;;
 		esac
 		mark "fault $1 $2 nth=$n end"
 		echo "$line name=$name" >>$r/$1/attempts
@@ -78,6 +84,7 @@ nth_loop() {
 		esac
 		n=$((n + 1))
 	done
+	step "$1-$2"
 }
 
 mark "phase A start"
@@ -108,7 +115,7 @@ i=1
 while [ $i -le 30 ]; do
 	mark "fault C load-new i=$i start"
 	sh -c "echo 1 >/proc/self/make-it-fail
-		exec $k/fail_nth 0 load-as pgo_c_$i $k/pgo_test_a.ko" >/dev/null 2>&1
+		exec $k/fail_nth 0 load-as pgo_c_$i $k/pgo_test_a.ko" >/dev/null 2>&1 || true
 	mark "fault C load-new i=$i end"
 	after C "load-new-$i" pgo_c_$i
 	i=$((i + 1))
@@ -116,6 +123,7 @@ done
 echo 0 >$fi/failslab/probability
 echo N >$fi/failslab/task-filter
 mark "phase C end"
+step C
 
 # A normal load after all that: exact, also after 2 more runs.
 mark "final start"
@@ -128,6 +136,7 @@ rmmod pgo_test_a
 cat $pgo/pgo_test_a.profraw >$r/final-kept.profraw
 cat $pgo/stats >$r/stats-final
 mark "final end"
+step final
 
 mark "kmemleak start"
 echo scan >$fi/kmemleak
@@ -135,4 +144,5 @@ sleep 6
 echo scan >$fi/kmemleak
 cat $fi/kmemleak >$r/kmemleak
 mark "kmemleak end"
+step done
 echo "lifecycle faults guest done"

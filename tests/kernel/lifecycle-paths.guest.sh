@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the guest (busybox sh, KASAN kernel, 2 CPUs), started by
 # tests/kernel/lifecycle.sh paths: the module failure paths. Takes
-# profiles, stats and the modules' own views; the host judges them.
-set -u
+# profiles, stats and the modules' own views; the host judges them. A
+# command that is expected to fail says so (status, ||); any other failure
+# ends the script, and the host sees from its steps how far it got.
+set -eu
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 k=/kpgo
@@ -27,13 +30,15 @@ echo "$loaded" >$r/initfail-loaded
 mark "initfail end"
 save $pgo/pgo_test_initfail.profraw initfail.profraw
 cat $pgo/stats >$r/stats-initfail
-grep -c '^pgo_test_initfail ' /proc/modules >$r/initfail-in-proc-modules
+grep -c '^pgo_test_initfail ' /proc/modules >$r/initfail-in-proc-modules || true
+step initfail
 
 # 2. Timers, delayed work and async work across the unload, 10 times,
 #    with a reader of the module's file and stats meanwhile.
 mark "async start"
 (while [ ! -e /tmp/async-stop ]; do
-	cat $pgo/pgo_test_async.profraw >/dev/null 2>&1
+	# The file is there only while the module is loaded or kept.
+	cat $pgo/pgo_test_async.profraw >/dev/null 2>&1 || true
 	cat $pgo/stats >/dev/null
 done) &
 reader=$!
@@ -49,6 +54,7 @@ touch /tmp/async-stop
 wait $reader
 mark "async end"
 save $pgo/pgo_test_async.profraw async.profraw
+step async
 
 # 3a. A module named vmlinux (pgo_test_a renamed): never profiled,
 #     vmlinux's entry untouched, also after its unload.
@@ -63,6 +69,7 @@ save $pgo/vmlinux.profraw vmlinux-with-module.profraw
 echo "$(status rmmod vmlinux)" >$r/vmlinux-named-rmmod
 save $pgo/vmlinux.profraw vmlinux-after-unload.profraw
 mark "vmlinux-named end"
+step vmlinux-named
 
 # 3b. Two different .ko files with one name (pgo_test_a, then pgo_test_b,
 #     both renamed pgo_same): one entry, kept profile then live one.
@@ -78,6 +85,7 @@ cat $pgo/stats >$r/stats-same
 rmmod pgo_same
 save $pgo/pgo_same.profraw same-both-unloaded.profraw
 mark "same-name end"
+step same-name
 
 # 3c. A module named all (pgo_test_a renamed) next to pgo_test_a itself:
 #     each resettable alone with module:<name>.
@@ -94,6 +102,7 @@ echo "$(status sh -c "echo module: >$pgo/reset")" >$r/reset-module-empty
 rmmod all
 rmmod pgo_test_a
 mark "all-named end"
+step all-named
 
 # 4. A corrupted Values pointer (into the module's .data): refused at
 #    load, nothing written, before and after its value sites run and a
@@ -112,6 +121,7 @@ cat $d/target >$r/corrupt-target-reset
 save $pgo/pgo_test_corrupt.profraw corrupt.profraw
 rmmod pgo_test_corrupt
 mark "corrupt end"
+step corrupt
 mark "corrupt control start"
 insmod $k/pgo_test_corrupt.ko
 cat $d/run >/dev/null
@@ -119,6 +129,7 @@ cat $d/target >$r/control-target-ran
 save $pgo/pgo_test_corrupt.profraw control.profraw
 rmmod pgo_test_corrupt
 mark "corrupt control end"
+step corrupt-control
 
 # 4b. A CounterPtr aimed at the module's .data: refused too.
 mark "corrupt-cnts start"
@@ -127,6 +138,7 @@ ls -ln $pgo >$r/ls-corrupt-cnts
 cat /sys/kernel/debug/pgo_corrupt_cnts/run >/dev/null
 rmmod pgo_corrupt_cnts
 mark "corrupt-cnts end"
+step corrupt-cnts
 
 # 5. kmemleak: two scans (reported objects must be 5 s old).
 mark "kmemleak start"
@@ -135,6 +147,7 @@ sleep 6
 echo scan >/sys/kernel/debug/kmemleak
 cat /sys/kernel/debug/kmemleak >$r/kmemleak
 mark "kmemleak end"
+step kmemleak
 
 # 6. Last, since a runtime that trusted it would fault on any walk of its
 #    value heads (reset, read, unload): a Values pointer 1 MiB past the
@@ -144,4 +157,5 @@ insmod $k/corrupt/pgo_corrupt_far.ko
 ls -ln $pgo >$r/ls-corrupt-far
 cat $pgo/stats >$r/stats-corrupt-far
 mark "corrupt-far end"
+step done
 echo "lifecycle paths guest done"

@@ -12,7 +12,12 @@
 #   - a syscall workload (bench/guest/syscalls.c, getpid_loop).
 # Then pgo_test_a, loaded again after a reset, is run 20 times while the
 # load loops go on: its profile must be exactly 21 runs.
-set -u
+#
+# What may fail under the storm is counted (loads, reads, resets); any
+# other failure ends the script, and the host sees from its steps how far
+# it got.
+set -eu
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 k=/kpgo
@@ -111,6 +116,7 @@ echo $((end - start)) >$r/stress-seconds
 mark "stress end"
 ls -ln $pgo >$r/ls-stress
 cat $pgo/stats >$r/stats-stress
+step storm
 
 # Exact counts after the storm, while modules keep loading and unloading.
 mark "exact start"
@@ -131,6 +137,7 @@ wait
 cat $pgo/pgo_test_a.profraw >$r/a-after-storm.profraw
 rmmod pgo_test_a
 mark "exact end"
+step exact
 
 for f in $c/*; do echo "${f##*/}=$(cat "$f")"; done >$r/counts
 mark "kmemleak start"
@@ -139,4 +146,5 @@ sleep 6
 echo scan >/sys/kernel/debug/kmemleak
 cat /sys/kernel/debug/kmemleak >$r/kmemleak
 mark "kmemleak end"
+step done
 echo "lifecycle stress guest done"

@@ -18,64 +18,52 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge import GUEST_END, REPORTS, Checks, console_reports, read_console
 from profile_summary import PROFDATA, summarize
 
 RAW_MAGIC = bytes.fromhex("8172666f72706cff")
-passed = failed = 0
+checks = Checks()
+check = checks.check
+MISSING = object()
 
 
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok: {what}")
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
-
-
-def read(path, default=""):
+def read(path, default=MISSING):
+    """The text of PATH. A missing file fails the next check, unless a
+    DEFAULT is given (for a file the guest writes only sometimes)."""
     try:
         return Path(path).read_text(errors="replace")
     except OSError:
+        if default is MISSING:
+            checks.missing.append(str(path))
+            return ""
         return default
+
+
+def reached(r, step):
+    """Whether the guest script got to STEP (scripts/guest-lib.sh)."""
+    return step in read(r / "steps", "").split()
+
+
+def absent(r, name, step):
+    """NAME (a file the guest writes only when something went wrong) is
+    absent, and the guest got to STEP, after which it would exist."""
+    if not reached(r, step):
+        checks.missing.append(f"step {step}")
+        return False
+    return not (r / name).exists()
 
 
 # --- kernel log --------------------------------------------------------
 
-# Reports that fail a test wherever they appear, by kind.
-SPLATS = {
-    "KASAN": r"BUG: KASAN|KASAN: |kasan_report",
-    "lockdep": r"possible recursive locking|possible circular locking|"
-               r"inconsistent lock state|possible irq lock inversion|"
-               r"suspicious RCU usage|lock held when returning|"
-               r"bad unlock balance|held lock freed|DEBUG_LOCKS_WARN_ON|"
-               r"non-static key|sleeping function called from invalid context",
-    "WARN": r"WARNING:|------------\[ cut here \]",
-    "BUG/Oops": r"BUG:|Oops|general protection fault|kernel BUG at|"
-                r"Unable to handle|Kernel panic|stack-protector",
-    "RCU stall": r"rcu_.* detected stalls|self-detected stall",
-    "hung task": r"INFO: task .* blocked for more than",
-    "kmemleak": r"kmemleak: .*new suspected memory leaks",
-}
-
-
-def splats(console):
-    found = {}
-    for line in console.splitlines():
-        for kind, pattern in SPLATS.items():
-            if re.search(pattern, line):
-                found.setdefault(kind, []).append(line.strip())
-                break
-    return found
-
-
-def check_console(console):
-    found = splats(console)
-    for kind in SPLATS:
+def check_console_by_kind(console):
+    """One check per kind of report; each fails, too, if the console is
+    not that of a whole run (a hang or a panic cuts it short)."""
+    whole = GUEST_END.search(console) is not None
+    found = console_reports(console)
+    for kind in REPORTS:
         lines = found.get(kind, [])
-        check(f"no {kind} report on the console ({len(lines)})", not lines,
-              "; ".join(lines[:3]))
+        check(f"no {kind} report on the console of a whole run ({len(lines)})",
+              whole and not lines, "; ".join(lines[:3]) if lines else "the run did not end")
 
 
 _segments = {}
@@ -228,8 +216,8 @@ def paths(r, console):
           str(obj) or read(r / "stats-initfail")[:300])
 
     # 2. Timers, work and async work across unload.
-    check("pgo_test_async: 10 loads and unloads", not (r / "async-errors").exists(),
-          read(r / "async-errors"))
+    check("pgo_test_async: 10 loads and unloads", absent(r, "async-errors", "async"),
+          read(r / "async-errors", ""))
     after = [int(n) for n in re.findall(r"pgo_test_async: (\d+) workload runs after exit returned",
                                         console)]
     check("pgo_test_async ran instrumented code after its exit function returned, "
@@ -293,7 +281,7 @@ def paths(r, console):
           all(v.rstrip().endswith("intact") for v in views) and len(set(views)) == 1,
           " | ".join(v.replace("\n", " ") for v in views))
     check("no profile file for the refused module (nothing written)",
-          empty(r / "corrupt.profraw")
+          absent(r, "corrupt.profraw", "corrupt")
           and "pgo_test_corrupt.profraw" not in read(r / "ls-corrupt"), read(r / "ls-corrupt"))
     stats = read(r / "stats-corrupt")
     check("stats counts the refusal (modules_refused >= 1), no live pgo_test_corrupt",
@@ -320,7 +308,7 @@ def paths(r, console):
           "; ".join(lines[-5:]))
 
     check_kmemleak(r, console)
-    check_console(console)
+    check_console_by_kind(console)
 
 
 def attempt_line(text):
@@ -332,7 +320,7 @@ def attempt_line(text):
 def loaded_set(r, phase, op):
     """The attempts (numbers) of OP after which the module was loaded."""
     result = set()
-    for line in read(r / phase / "loaded").split():
+    for line in read(r / phase / "loaded", "").split():
         name, _, number = line.rpartition("-")
         if name == op and number.isdigit():
             result.add(int(number))
@@ -378,7 +366,8 @@ def fault_phase(r, console, phase, op):
           f"({len(attempts)} attempts, {len(fired)} faults injected)",
           last is not None and last[2] == 0 and last[3] == 0, str(last))
     check(f"{phase} {op}: every attempt either injected its fault or succeeded",
-          not (r / phase / "anomalies").exists(), read(r / phase / "anomalies")[:300])
+          absent(r, f"{phase}/anomalies", f"{phase}-{op}"),
+          read(r / phase / "anomalies", "")[:300])
     bad, kpgo_faults, printed = [], 0, 0
     for nth, _, _, _, name in attempts:
         tag = f"fault {phase} {op} nth={nth}"
@@ -389,7 +378,8 @@ def fault_phase(r, console, phase, op):
         if problem:
             bad.append(problem)
     check(f"{phase} {op}: after each attempt the module is profiled exactly, cleanly not "
-          f"profiled, or not loaded ({len(bad)} bad)", not bad, "; ".join(bad[:4]))
+          f"profiled, or not loaded ({len(attempts)} attempts, {len(bad)} bad)",
+          attempts and not bad, "; ".join(bad[:4]))
     print(f"{phase} {op}: {len(attempts)} nth values, {len(fired)} faults injected "
           f"({printed} reported with a stack, {kpgo_faults} of them with kpgo on it), "
           f"{len(loaded)} attempts left the module loaded")
@@ -417,12 +407,13 @@ def faults(r, console):
     print(f"C: 30 loads, {printed} faults injected, {in_kpgo} with kpgo on the stack, "
           f"{len(loaded)} loaded")
     check(f"C: 30 loads with 30% of kpgo's allocations failing: each profiled exactly or "
-          f"cleanly not ({len(bad)} bad)", printed > 0 and not bad, "; ".join(bad[:4]))
+          f"cleanly not ({len(bad)} bad)", reached(r, "C") and printed > 0 and not bad,
+          "; ".join(bad[:4]))
     check_runs("a normal load afterwards", r / "final-1.profraw", PGO_TEST_A, 1)
     check_runs("the same after 2 more runs", r / "final-3.profraw", PGO_TEST_A, 3)
     check_runs("its kept profile after unload", r / "final-kept.profraw", PGO_TEST_A, 3)
     check_kmemleak(r, console)
-    check_console(console)
+    check_console_by_kind(console)
 
 
 def stress(r, console, seconds_wanted):
@@ -463,15 +454,15 @@ def stress(r, console, seconds_wanted):
     check_runs("pgo_test_a after the storm, run while modules load and unload",
                r / "a-after-storm.profraw", PGO_TEST_A, 21)
     check_kmemleak(r, console)
-    check_console(console)
+    check_console_by_kind(console)
 
 
 def main():
     part, results, console_path, status = sys.argv[1:5]
     r = Path(results)
-    console = read(console_path)
+    console = read_console(console_path, checks)
     check(f"guest completed and its script ran to the end (status {status})",
-          status == "0" and (r / "guest-status").exists())
+          status == "0" and (r / "guest-status").exists() and reached(r, "done"))
     if part == "paths":
         paths(r, console)
     elif part == "faults":
@@ -480,8 +471,7 @@ def main():
         stress(r, console, int(sys.argv[5]) if len(sys.argv) > 5 else 180)
     else:
         raise SystemExit(f"unknown part {part}")
-    print(f"lifecycle-{part}: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary(f"lifecycle-{part}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ status=0
 "$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --out "$out" \
 	--append "lockdown=integrity" "$@" "$here/lockdown.guest.sh" || status=$?
 r=$out/results
-check "guest completed (status $status)" test "$status" -eq 0
+check "guest completed and its script passed (status $status)" test "$status" -eq 0
+check_after done "the guest script ran to its last step" true
 check "the kernel is locked down (integrity)" grep -q '\[integrity\]' "$r/lockdown"
 check "profile files are 0400, reset 0200" \
 	bash -c "grep -Eq '^-r-------- .* vmlinux.profraw$' '$r/ls' && grep -Eq '^--w------- .* reset$' '$r/ls'"
@@ -31,4 +32,5 @@ check "stats is readable under lockdown" grep -qx 'stats=0' "$r/status"
 check "reset is refused under lockdown" grep -qx 'reset=1' "$r/status"
 check "... with EPERM (Operation not permitted)" grep -q 'not permitted' "$r/reset.err"
 check "... and lockdown says why in the log" grep -q 'debugfs access' "$r/dmesg-lockdown"
+check_console "no BUG, oops or WARNING on the console of a whole run" "$out/console.log"
 summary lockdown

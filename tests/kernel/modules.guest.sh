@@ -2,6 +2,7 @@
 # Runs inside the guest (busybox sh, 2 CPUs), started by
 # tests/kernel/modules.sh. Takes the profiles; the host judges them.
 set -e
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 run_a() { cat /sys/kernel/debug/pgo_test_a/run >/dev/null; }
@@ -15,6 +16,7 @@ if echo 1 >$pgo/pgo_test_a.profraw 2>/dev/null; then
 fi
 echo module:pgo_test_a >$pgo/reset
 cat $pgo/pgo_test_a.profraw >$r/a-reset.profraw
+step a-write-reset
 run_a
 run_a
 run_a
@@ -38,6 +40,7 @@ for word in no_such_module module:no_such_module module:pgo_test_ module:; do
 		echo "accepted: $word" >>$r/unknown-module-accepted
 	fi
 done
+step unknown-resets
 cat $pgo/pgo_test_a.profraw >$r/a-3-after-refused.profraw
 
 # Unload keeps the profile, also for a file opened before; reload appends.
@@ -70,6 +73,7 @@ done
 touch /tmp/stop
 wait
 cat $pgo/stats >$r/stats-stress
+step stress
 rmmod pgo_test_a
 echo all >$pgo/reset
 cat $pgo/pgo_test_a.profraw >$r/a-after-reset-all.profraw
@@ -89,4 +93,5 @@ cat $pgo/1.profraw >$r/1-after-reset-1-module.profraw
 rmmod all
 rmmod 1
 cat $pgo/stats >$r/stats-end
+step done
 echo "modules guest done"

@@ -3,6 +3,7 @@
 # Takes vmlinux's profile (the kernel crate and built-in Rust code) and
 # the profiles of the Rust test module pgo_test_rust; the host judges them.
 set -e
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 run() { cat /sys/kernel/debug/pgo_test_rust/run >/dev/null; }
@@ -34,4 +35,5 @@ insmod /kpgo/pgo_test_rust.ko
 cat $pgo/pgo_test_rust.profraw >$r/rust-reload.profraw
 rmmod pgo_test_rust
 cat $pgo/vmlinux.profraw >$r/vmlinux-after.profraw
+step done
 echo "rust guest done"

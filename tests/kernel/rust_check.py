@@ -16,24 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from judge import Checks, Results, check_console, read_console
 from profile_summary import summarize
 
 LLVM = "/usr/lib/llvm-19/bin"
-results = Path(sys.argv[1])
-console = Path(sys.argv[2]).read_text(errors="replace")
+checks = Checks()
+check = checks.check
+results = Results(sys.argv[1], checks)
+console = read_console(sys.argv[2], checks)
 modules = Path(sys.argv[3])
 tree = Path(sys.argv[4])
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok: {what}")
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
 
 
 def demangle(names):
@@ -148,7 +140,7 @@ for name, k in [("rust-init", 1), ("rust-4", 4), ("rust-reset", 0), ("rust-2", 2
     got, detail = runs(f"{name}.profraw")
     print(f"{name}: {detail}")
     check(f"{name}: {M}'s profile is exactly {k} run(s)", got == k, detail)
-raw = (results / "rust-reload.profraw").read_bytes()
+raw = results.bytes("rust-reload.profraw")
 check("after reload the file holds two concatenated raw profiles (kept + live)",
       raw.count(bytes.fromhex("8172666f72706cff")) == 2)
 
@@ -166,9 +158,6 @@ grew = [n for n, f in after.items() if crate(n) == "kernel" and f.counts
         and f.counts[0] > (boot[n].counts[0] if n in boot and boot[n].counts else 0)]
 check("kernel crate functions in vmlinux counted the module's calls", len(grew) >= 1)
 
-bad = [l for l in console.splitlines() if re.search(
-    r"BUG:|Oops|WARNING:|Kernel panic|possible recursive locking|"
-    r"sleeping function called|circular locking", l)]
-check("no kernel warning on the console", not bad, "; ".join(bad[:3]))
-print(f"rust: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+check("the guest script ran to its last step", results.reached("done"))
+check_console(checks, "no kernel warning on the console, and the run ended", console)
+sys.exit(checks.summary("rust"))

@@ -56,17 +56,22 @@ check "build/linux is the series applied with git am, in order" \
 	cmp -s "$logs/subjects" "$logs/applied"
 check "build/linux: the series adds kernel/pgo/ (tracked, not synced)" \
 	git -C "$tree" ls-files --error-unmatch kernel/pgo/Kconfig kernel/pgo/Makefile
-check "build/linux: kernel/pgo/ is exactly what the series adds" \
-	git -C "$tree" diff --quiet HEAD -- kernel/pgo Documentation/dev-tools/pgo.rst
+# Changed, deleted and untracked files alike (build outputs are ignored
+# by the kernel's .gitignore files).
+git -C "$tree" status --porcelain --untracked-files=all -- kernel/pgo \
+	Documentation/dev-tools/pgo.rst >"$logs/kernel-pgo-status" 2>&1
+check "build/linux: kernel/pgo/ is exactly what the series adds (nothing changed or added)" \
+	test -f "$tree/kernel/pgo/Kconfig" -a ! -s "$logs/kernel-pgo-status"
 
 # Trees are hard-linked copies of one checkout (kpgo_new_tree): the build
 # of build/linux (the kernel test, before this one) must have written no
 # source in place, or every tree would have changed with it.
 base_checkout=$root/build/linux-base.checkout
+inode() { stat -c %i "$1" 2>/dev/null; }
 check "build/linux's unchanged sources are links to build/linux-base.checkout" \
-	test "$(stat -c %i "$tree/COPYING")" = "$(stat -c %i "$base_checkout/COPYING")"
+	test -n "$(inode "$tree/COPYING")" -a "$(inode "$tree/COPYING")" = "$(inode "$base_checkout/COPYING")"
 git -C "$base_checkout" status --porcelain >"$logs/base-checkout-status" 2>&1
 check "build/linux-base.checkout is still the base commit after the build" \
-	test ! -s "$logs/base-checkout-status"
+	test -d "$base_checkout/.git" -a ! -s "$logs/base-checkout-status"
 
 summary series
