@@ -3,7 +3,7 @@
 //! The running program as a [`ProfiledObject`], its hooks and its exit dump.
 
 use std::ffi::c_void;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 use crate::profile::writer::{profile_size, serialize, WriteError};
@@ -109,7 +109,30 @@ pub static __llvm_profile_runtime: i32 = 0;
 #[link_section = ".init_array"]
 static INITIALIZE: extern "C" fn() = initialize;
 
+/// The reset baselines of the program's node pool (see the core's
+/// `value`), allocated by `initialize`, for `PROGRAM` and the descriptor
+/// that writes the profile alike.
+static BASELINES: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Gives `object`, a descriptor of the program, the program's baselines.
+fn attach_baselines(object: &ProfiledObject) {
+    let baselines = BASELINES.load(Ordering::Acquire);
+    if !baselines.is_null() {
+        // SAFETY: `initialize` leaked one zeroed `AtomicU64` per node of
+        // the program's pool, for the life of the process.
+        unsafe { object.attach_baselines(baselines) };
+    }
+}
+
 extern "C" fn initialize() {
+    let baselines: Vec<AtomicU64> = (0..PROGRAM.node_capacity())
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    BASELINES.store(
+        Box::leak(baselines.into_boxed_slice()).as_mut_ptr(),
+        Ordering::Release,
+    );
+    attach_baselines(&PROGRAM);
     if let Some(limit) = std::env::var("LLVM_VP_MAX_NUM_VALS_PER_SITE")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -135,6 +158,7 @@ pub fn write_profile_file() -> Result<(), String> {
     // SAFETY: the same sections as `PROGRAM`, plus the build-id notes of
     // the program's loaded `PT_NOTE` segments.
     let object = unsafe { ProfiledObject::new(program_sections(note_segments()), version_word()) };
+    attach_baselines(&object);
     let bytes = snapshot(&object).map_err(|e| e.to_string())?;
     let path = profile_path();
     std::fs::write(&path, bytes).map_err(|e| format!("cannot write {path}: {e}"))

@@ -44,7 +44,9 @@ fn checked_sections(fake: &FakeObject, sections: Sections) -> Result<ProfiledObj
     // SAFETY: the sections are `fake`'s buffers (or sub-ranges of them),
     // alive and unmoved while the tests use the object; only the core's
     // atomics and the test write them.
-    unsafe { ProfiledObject::new_checked(sections, fake.version_word()) }
+    let object = unsafe { ProfiledObject::new_checked(sections, fake.version_word()) }?;
+    fake.attach_baselines(&object);
+    Ok(object)
 }
 
 /// Every byte of every buffer of the fake.

@@ -94,6 +94,15 @@ pub struct Layout {
     pub header_words: usize,
     /// Size of one `__llvm_profile_data` record.
     pub record_size: usize,
+    /// Offset of `NameRef` (u64, the MD5 of the function's name) in a
+    /// data record.
+    pub name_ref_offset: usize,
+    /// Offset of `FuncHash` (u64, the hash of the function's control
+    /// flow) in a data record.
+    pub func_hash_offset: usize,
+    /// Offset of `FunctionPointer`, the function's address, in a data
+    /// record.
+    pub function_pointer_offset: usize,
     /// Offset of `CounterPtr` in a data record: the address of the
     /// function's counters minus the address of the record itself.
     pub counter_ptr_offset: usize,
@@ -119,6 +128,9 @@ pub static LAYOUT_V10: Layout = Layout {
     version: 10,
     header_words: 16,
     record_size: 64,
+    name_ref_offset: 0,
+    func_hash_offset: 8,
+    function_pointer_offset: 32,
     counter_ptr_offset: 16,
     bitmap_ptr_offset: 24,
     num_bitmap_bytes_offset: 60,
@@ -134,6 +146,9 @@ pub static LAYOUT_V8: Layout = Layout {
     version: 8,
     header_words: 11,
     record_size: 48,
+    name_ref_offset: 0,
+    func_hash_offset: 8,
+    function_pointer_offset: 24,
     counter_ptr_offset: 16,
     bitmap_ptr_offset: 0,
     num_bitmap_bytes_offset: 0,

@@ -14,9 +14,12 @@
 //! - [`sink`]: where a profile is written: a measuring sink or a buffer.
 //! - [`writer`]: exact sizing and serialization of a descriptor.
 //! - [`value`]: lock-free value profiling with a per-object node pool.
+//! - [`saved`]: the profile of an object that went away, into which later
+//!   loads of the same build are merged.
 
 pub mod check;
 pub mod format;
+pub mod saved;
 pub mod sections;
 pub mod sink;
 pub mod value;

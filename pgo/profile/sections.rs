@@ -12,7 +12,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use super::check::{check_sections, SectionError};
 use super::format::{FormatError, Layout, ProfileVersion};
-use super::value::{NodePool, ValueNode};
+use super::value::NodePool;
 
 /// The records the hooks accept of each layout they know, in one word so
 /// that one load serves either: raw version 10's count in the low half,
@@ -196,6 +196,15 @@ pub struct ProfiledObject {
     pub(crate) pool: NodePool,
 }
 
+/// Why an object could not be reset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResetError {
+    /// Its version word is refused.
+    Version(FormatError),
+    /// Its node pool has no baselines ([`NodePool::attach_baselines`]).
+    NoBaselines,
+}
+
 /// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
@@ -283,6 +292,11 @@ impl ProfiledObject {
         &self.sections
     }
 
+    /// The address of the compiler's version word (null if none).
+    pub(crate) fn version_word(&self) -> *const u64 {
+        self.version_word
+    }
+
     /// The validated version word, or why it is refused.
     pub fn version(&self) -> Result<ProfileVersion, FormatError> {
         if self.version_word.is_null() {
@@ -364,21 +378,22 @@ impl ProfiledObject {
         }
     }
 
-    /// Zeroes the counters, the bitmap and the count of every recorded
-    /// value. Value nodes stay linked to their sites, so the pool is reused
-    /// by the same values rather than leaked, and hooks running at the same
-    /// time never see a node change sites.
-    pub fn reset(&self) -> Result<(), FormatError> {
-        let version = self.version()?;
+    /// Zeroes the counters and the bitmap, and restarts the count of every
+    /// recorded value from 0 (through the pool's baselines: see
+    /// [`super::value`]). Value nodes stay linked to their sites, so the
+    /// pool is reused by the same values rather than leaked, and hooks
+    /// running at the same time never see a node change sites. Without
+    /// baselines nothing is changed.
+    pub fn reset(&self) -> Result<(), ResetError> {
+        let version = self.version().map_err(ResetError::Version)?;
+        if !self.pool.restart_counts() {
+            return Err(ResetError::NoBaselines);
+        }
         // SAFETY: counters and bitmap are live memory of this object
         // (contract of `new`), written only through atomics here.
         unsafe {
             fill_live(&self.sections.counters, version.counter_reset_byte());
             fill_live(&self.sections.bitmap, 0);
-        }
-        for i in 0..self.num_records(&version) {
-            self.record(&version, i)
-                .for_each_node(|node| node.clear_count());
         }
         Ok(())
     }
@@ -460,7 +475,7 @@ impl DataRecord {
         unsafe { (self.field(offset) as *const u32).read() }
     }
 
-    fn read_u64(&self, offset: usize) -> u64 {
+    pub(crate) fn read_u64(&self, offset: usize) -> u64 {
         // SAFETY: as in `read_u16`; the field is pointer-sized.
         unsafe { (self.field(offset) as *const u64).read() }
     }
@@ -535,19 +550,6 @@ impl DataRecord {
         // SAFETY: `Values` names one head per value site (contract of
         // `ProfiledObject::new`) and `site` is below their number.
         Some(unsafe { &*heads.add(site) })
-    }
-
-    /// Calls `f` on every node linked to any value site of the record.
-    pub(crate) fn for_each_node(&self, mut f: impl FnMut(&ValueNode)) {
-        for site in 0..self.total_value_sites() {
-            if let Some(head) = self.site_head(site) {
-                let mut node = head.load();
-                while let Some(current) = node {
-                    f(current);
-                    node = current.next();
-                }
-            }
-        }
     }
 }
 

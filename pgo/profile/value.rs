@@ -33,11 +33,25 @@
 //!   the value's calls are split over two entries;
 //! - below the per-site limit every value seen is listed, unless the pool
 //!   is exhausted (each such value is counted in `dropped`);
-//! - a count never exceeds the calls that saw its value, except that an
-//!   increment racing with `reset` may land just after it;
+//! - a count never exceeds the calls that saw its value;
 //! - increments of one value by CPUs at the same instant may be lost
 //!   (single-threaded, counts are exact);
 //! - once a site is full, the eviction step can lose a call when it races.
+//!
+//! # Reset
+//!
+//! A reset never writes a count: it records each node's count as the
+//! node's baseline ([`NodePool::restart_counts`]), and what is reported is
+//! the count minus its baseline ([`NodePool::count_of`]). A reset that
+//! stored 0 would race with the hooks' plain load and store: a hook that
+//! loaded a count before the reset and stored it after would write the
+//! whole count from before the reset back. With baselines, a call racing
+//! with a reset is counted before it or after it, and nothing else moves;
+//! the hooks' path is unchanged (only the reset, the writer and the cold
+//! eviction path read the baselines). The baselines are one `u64` per
+//! node, memory of the runtime's own that its owner attaches
+//! ([`NodePool::attach_baselines`]); an object without them cannot be
+//! reset.
 //!
 //! Counts wrap at 2^64 rather than check for overflow: no panic path on a
 //! hook that runs in NMI context.
@@ -66,9 +80,11 @@ impl ValueNode {
         self.value.load(Ordering::Relaxed)
     }
 
-    /// How often it was seen.
+    /// How often it was seen since its node was taken, resets not
+    /// subtracted: [`NodePool::count_of`] is the count since the last
+    /// reset.
     #[inline(always)]
-    pub fn count(&self) -> u64 {
+    pub fn raw_count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
 
@@ -82,11 +98,7 @@ impl ValueNode {
     #[inline(always)]
     fn count_one(&self) {
         self.count
-            .store(self.count().wrapping_add(1), Ordering::Relaxed);
-    }
-
-    pub(crate) fn clear_count(&self) {
-        self.count.store(0, Ordering::Relaxed);
+            .store(self.raw_count().wrapping_add(1), Ordering::Relaxed);
     }
 }
 
@@ -122,6 +134,13 @@ pub struct NodePool {
     next: AtomicUsize,
     dropped: AtomicU64,
     values_per_site: AtomicU32,
+    /// Null, or [`Self::capacity`] baselines, one per node: what the
+    /// node's count was at the last reset.
+    ///
+    /// INVARIANT: once non-null (set once, by [`Self::attach_baselines`]),
+    /// it points to `capacity()` `AtomicU64`s that stay valid and are
+    /// accessed only through atomics while the pool is used.
+    baselines: AtomicPtr<AtomicU64>,
 }
 
 impl NodePool {
@@ -131,7 +150,67 @@ impl NodePool {
             next: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             values_per_site: AtomicU32::new(DEFAULT_VALUES_PER_SITE),
+            baselines: AtomicPtr::new(ptr::null_mut()),
         }
+    }
+
+    /// Gives the pool its baselines, which resets need (see the module's
+    /// documentation); false if it has some already.
+    ///
+    /// # Safety
+    ///
+    /// `baselines` points to [`Self::capacity`] zeroed `AtomicU64`s that
+    /// stay valid, and are accessed only through atomics, for as long as
+    /// the pool is used.
+    pub unsafe fn attach_baselines(&self, baselines: *mut AtomicU64) -> bool {
+        // INVARIANT: the caller's contract; set once.
+        self.baselines
+            .compare_exchange(
+                ptr::null_mut(),
+                baselines,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// The baseline of `node`, a node of this pool: 0 without baselines.
+    fn baseline(&self, node: &ValueNode) -> &AtomicU64 {
+        static NONE: AtomicU64 = AtomicU64::new(0);
+        let baselines = self.baselines.load(Ordering::Acquire);
+        let index = (node as *const ValueNode as usize).wrapping_sub(self.nodes.start() as usize)
+            / core::mem::size_of::<ValueNode>();
+        if baselines.is_null() || index >= self.capacity() {
+            return &NONE;
+        }
+        // SAFETY: `index` is below the capacity, which is the number of
+        // baselines (type invariant).
+        unsafe { &*baselines.add(index) }
+    }
+
+    /// The count of `node` (a node of this pool) since the last reset.
+    /// A count that an eviction racing with a reset left below its
+    /// baseline reads as 0.
+    pub fn count_of(&self, node: &ValueNode) -> u64 {
+        node.raw_count()
+            .saturating_sub(self.baseline(node).load(Ordering::Relaxed))
+    }
+
+    /// A reset of every count: each node's baseline becomes its count.
+    /// False, and nothing changes, if the pool has no baselines.
+    pub(crate) fn restart_counts(&self) -> bool {
+        if self.baselines.load(Ordering::Acquire).is_null() {
+            return false;
+        }
+        let first = self.nodes.start().cast::<ValueNode>();
+        for index in 0..self.used() {
+            // SAFETY: `index` is below the nodes handed out, so inside the
+            // pool (contract of `ProfiledObject::new`).
+            let node = unsafe { &*first.wrapping_add(index) };
+            self.baseline(node)
+                .store(node.raw_count(), Ordering::Relaxed);
+        }
+        true
     }
 
     /// Nodes the pool holds. A trailing partial node (section padding) is
@@ -173,6 +252,22 @@ impl NodePool {
 }
 
 impl ProfiledObject {
+    /// Gives the object's node pool its reset baselines, one per node
+    /// ([`Self::node_capacity`] of them); false if it has some already.
+    ///
+    /// # Safety
+    ///
+    /// As for [`NodePool::attach_baselines`].
+    pub unsafe fn attach_baselines(&self, baselines: *mut AtomicU64) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { self.pool.attach_baselines(baselines) }
+    }
+
+    /// How many nodes the object's pool holds.
+    pub fn node_capacity(&self) -> usize {
+        self.pool.capacity()
+    }
+
     /// Sets how many distinct values a site keeps (at most 255, the
     /// format's limit); further values evict the least frequent one.
     pub fn set_values_per_site(&self, limit: u32) {
@@ -299,6 +394,36 @@ impl ProfiledObject {
         self.add_value(head, value);
     }
 
+    /// Adds `count` calls of `value` at the site of `head`, to the node that
+    /// lists it or to a new one; false, and nothing listed, if the site
+    /// holds the per-site limit of values already or the pool is exhausted
+    /// (counted as dropped). For a merge into a saved profile
+    /// ([`super::saved::merge`]), which has one writer at a time.
+    pub(crate) fn add_count(&self, head: &ValueNodeLink, value: u64, count: u64) -> bool {
+        let limit = self.values_per_site() as usize;
+        let mut link = head;
+        let mut listed = 0usize;
+        while let Some(node) = link.load() {
+            if node.value() == value {
+                node.count
+                    .store(node.raw_count().wrapping_add(count), Ordering::Relaxed);
+                return true;
+            }
+            listed = listed.wrapping_add(1);
+            link = &node.next;
+        }
+        if listed >= limit {
+            self.pool.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let Some(node) = self.pool.take() else {
+            return false;
+        };
+        node.value.store(value, Ordering::Relaxed);
+        node.count.store(count, Ordering::Relaxed);
+        link.link(node)
+    }
+
     /// Lists `value` at the site of `head`, or evicts for it if the site is
     /// full. Walks again from `head`: another CPU may have listed `value`
     /// meanwhile.
@@ -321,8 +446,8 @@ impl ProfiledObject {
                 link = &node.next;
             }
             if listed >= limit {
-                if let Some(victim) = least_frequent(head) {
-                    evict(victim, value);
+                if let Some(victim) = self.pool.least_frequent(head) {
+                    self.pool.evict(victim, value);
                 }
                 return;
             }
@@ -346,46 +471,57 @@ impl ProfiledObject {
     }
 }
 
-/// The first node with the smallest count, as compiler-rt picks it.
-fn least_frequent(head: &ValueNodeLink) -> Option<&ValueNode> {
-    let mut least: Option<&ValueNode> = None;
-    let mut node = head.load();
-    while let Some(current) = node {
-        // A match, not `Option::is_none_or` (Rust 1.82): the kernel's
-        // minimum Rust is older.
-        let fewer = match least {
-            None => true,
-            Some(l) => current.count() < l.count(),
-        };
-        if fewer {
-            least = Some(current);
+impl NodePool {
+    /// The first node with the smallest count, as compiler-rt picks it.
+    fn least_frequent<'a>(&self, head: &'a ValueNodeLink) -> Option<&'a ValueNode> {
+        let mut least: Option<(&ValueNode, u64)> = None;
+        let mut node = head.load();
+        while let Some(current) = node {
+            let count = self.count_of(current);
+            // A match, not `Option::is_none_or` (Rust 1.82): the kernel's
+            // minimum Rust is older.
+            let fewer = match least {
+                None => true,
+                Some((_, least_count)) => count < least_count,
+            };
+            if fewer {
+                least = Some((current, count));
+            }
+            node = current.next();
         }
-        node = current.next();
+        least.map(|(node, _)| node)
     }
-    least
-}
 
-/// The full-site policy of compiler-rt: the least frequent value loses one
-/// count, and is replaced by `value` once it has none left. Hot values stay;
-/// a cold newcomer needs as many calls as the weakest entry to get in.
-fn evict(victim: &ValueNode, value: u64) {
-    let count = victim.count();
-    if count <= 1 {
-        // Replace only if no other CPU changed the count meanwhile.
-        if victim
-            .count
-            .compare_exchange(count, 1, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            victim.value.store(value, Ordering::Relaxed);
+    /// The full-site policy of compiler-rt: the least frequent value loses
+    /// one count, and is replaced by `value` once it has none left. Hot
+    /// values stay; a cold newcomer needs as many calls as the weakest entry
+    /// to get in. Counts are those since the last reset: a replacement
+    /// starts at the baseline plus one.
+    fn evict(&self, victim: &ValueNode, value: u64) {
+        let raw = victim.raw_count();
+        let baseline = self.baseline(victim).load(Ordering::Relaxed);
+        if raw.saturating_sub(baseline) <= 1 {
+            // Replace only if no other CPU changed the count meanwhile.
+            if victim
+                .count
+                .compare_exchange(
+                    raw,
+                    baseline.wrapping_add(1),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                victim.value.store(value, Ordering::Relaxed);
+            }
+        } else {
+            // One attempt: a lost race loses this call, never underflows.
+            let _ = victim.count.compare_exchange(
+                raw,
+                raw.wrapping_sub(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
         }
-    } else {
-        // One attempt: a lost race loses this call, never underflows.
-        let _ = victim.count.compare_exchange(
-            count,
-            count.wrapping_sub(1),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
     }
 }

@@ -11,7 +11,7 @@ use core::fmt;
 
 use super::format::{
     header, padding_to_8, value_record_header_size, FormatError, HeaderFields, ProfileVersion,
-    MAX_VALUES_PER_SITE,
+    MAX_VALUES_PER_SITE, VALUE_DATA_SIZE,
 };
 use super::sections::{DataRecord, ProfiledObject, SectionRange};
 use super::sink::{Measure, Overflow, Sink, SliceSink};
@@ -52,6 +52,15 @@ pub fn profile_size(object: &ProfiledObject) -> Result<usize, WriteError> {
     let mut measure = Measure::new();
     write_profile(object, &mut measure)?;
     Ok(measure.position())
+}
+
+/// A size that the profile of `object` never exceeds, now or later: its
+/// size now, plus one value's room for each node not handed out yet (only
+/// a node can add a value to a site; evictions replace values).
+pub fn profile_size_bound(object: &ProfiledObject) -> Result<usize, WriteError> {
+    // Read before measuring: nodes taken meanwhile are in either figure.
+    let free_nodes = object.pool.capacity() - object.pool.used();
+    Ok(profile_size(object)? + free_nodes * VALUE_DATA_SIZE)
 }
 
 /// Serializes the profile of `object` into `buf`; returns the bytes written.
@@ -112,7 +121,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
     sink.put_zeros(padding_to_8(sections.names.len()))?;
 
     for i in 0..num_data {
-        write_value_blob(&object.record(&version, i), &version, sink)?;
+        write_value_blob(object, &object.record(&version, i), &version, sink)?;
     }
     Ok(())
 }
@@ -129,7 +138,7 @@ fn file_address(range: &SectionRange) -> u64 {
 }
 
 /// The first `len` bytes of a section that is never written after load.
-fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
+pub(crate) fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
     debug_assert!(len <= range.len());
     if len == 0 {
         return &[];
@@ -144,6 +153,7 @@ fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
 /// then per kind with sites `{kind, sites, count per site (padded)}` and
 /// the `{value, count}` pairs of every site in list order.
 fn write_value_blob<S: Sink>(
+    object: &ProfiledObject,
     record: &DataRecord,
     version: &ProfileVersion,
     sink: &mut S,
@@ -176,7 +186,7 @@ fn write_value_blob<S: Sink>(
                     break;
                 }
                 sink.put_u64(current.value())?;
-                sink.put_u64(current.count())?;
+                sink.put_u64(object.pool.count_of(current))?;
                 written += 1;
                 node = current.next();
             }
@@ -192,19 +202,34 @@ fn write_value_blob<S: Sink>(
 /// `NT_GNU_BUILD_ID`.
 const NOTE_GNU_BUILD_ID: u32 = 3;
 
+/// The GNU build ids in the object's notes, in order.
+fn build_ids(object: &ProfiledObject) -> impl Iterator<Item = &[u8]> {
+    object.sections().notes.iter().flat_map(|notes| {
+        let mut rest = static_bytes(notes, notes.len());
+        core::iter::from_fn(move || {
+            while let Some((note, next)) = Note::split(rest) {
+                rest = next;
+                if note.kind == NOTE_GNU_BUILD_ID && note.name == b"GNU\0" {
+                    return Some(note.desc);
+                }
+            }
+            None
+        })
+    })
+}
+
+/// The first GNU build id in the object's notes, if any.
+pub fn first_build_id(object: &ProfiledObject) -> Option<&[u8]> {
+    build_ids(object).next()
+}
+
 /// Writes every GNU build id found in the object's notes as
 /// `{u64 length, bytes, padding to 8}`, as compiler-rt does.
 fn write_binary_ids<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), Overflow> {
-    for notes in &object.sections().notes {
-        let mut rest = static_bytes(notes, notes.len());
-        while let Some((note, next)) = Note::split(rest) {
-            if note.kind == NOTE_GNU_BUILD_ID && note.name == b"GNU\0" {
-                sink.put_u64(note.desc.len() as u64)?;
-                sink.put(note.desc)?;
-                sink.put_zeros(padding_to_8(note.desc.len()))?;
-            }
-            rest = next;
-        }
+    for id in build_ids(object) {
+        sink.put_u64(id.len() as u64)?;
+        sink.put(id)?;
+        sink.put_zeros(padding_to_8(id.len()))?;
     }
     Ok(())
 }

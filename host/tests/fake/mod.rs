@@ -13,6 +13,8 @@
 
 #![allow(dead_code)]
 
+use std::sync::atomic::AtomicU64;
+
 use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
 
 /// `INSTR_PROF_RAW_MAGIC_64`, `"\xfflprofr\x81"` (19: line 703; 16: 642).
@@ -191,6 +193,8 @@ pub struct FakeObject {
     pub bitmap: Vec<u8>,
     pub names: Vec<u8>,
     pub nodes: Vec<u64>,
+    /// The pool's reset baselines, one per node (the core's `NodePool`).
+    pub baselines: Vec<AtomicU64>,
     pub heads: Vec<usize>,
     pub notes: Vec<u8>,
     pub shapes: Vec<FunctionShape>,
@@ -244,6 +248,7 @@ impl FakeObject {
             bitmap: vec![0; total_bitmap],
             names: (0..names_len).map(|i| b'a' + (i % 26) as u8).collect(),
             nodes: vec![0; node_capacity * 3],
+            baselines: (0..node_capacity).map(|_| AtomicU64::new(0)).collect(),
             heads: vec![0; total_heads],
             notes,
             shapes: Vec::new(),
@@ -314,7 +319,19 @@ impl FakeObject {
         // SAFETY: all buffers live as long as `self`, are never resized,
         // and hold a consistent object built above; tests keep the object
         // no longer than `self`.
-        unsafe { ProfiledObject::new(sections, &*self.version_word) }
+        let object = unsafe { ProfiledObject::new(sections, &*self.version_word) };
+        self.attach_baselines(&object);
+        object
+    }
+
+    /// Gives `object`, a descriptor of this memory, the fake's baselines.
+    pub fn attach_baselines(&self, object: &ProfiledObject) {
+        assert_eq!(object.node_capacity(), self.baselines.len());
+        // SAFETY: one per node, zeroed at creation, living as long as
+        // `self`, accessed only through atomics.
+        let attached =
+            unsafe { object.attach_baselines(self.baselines.as_ptr() as *mut AtomicU64) };
+        assert!(attached);
     }
 
     /// The address of the version word.
