@@ -1,28 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The C side of kpgo's runtime (kpgo.rs): its initcall, the walk over the
- * modules loaded before it, the rate limit of its unload warnings, and the
- * export of the Rust hooks to modules (Rust built into the kernel has no
- * way to export a symbol in 6.12).
+ * The C side of kpgo's runtime (kpgo.rs): its initcall, what the Rust
+ * side needs of static inlines and macros (preemption and RCU read-side
+ * sections, the module area), the rate limit of its unload warnings, and
+ * the export of the Rust hooks to modules (Rust built into the kernel has
+ * no way to export a symbol in 6.12).
+ *
+ * Built without profiling, sanitizers or stack protector (Kbuild): the
+ * hooks call kpgo_hook_enter() and kpgo_hook_exit().
  */
 #include <linux/export.h>
 #include <linux/init.h>
-#include <linux/list.h>
-#include <linux/module.h>
-#include <linux/mutex.h>
+#include <linux/preempt.h>
 #include <linux/ratelimit.h>
-
-#ifdef CONFIG_MODULES
-/* module_mutex and the list of modules */
-#include "../../module/internal.h"
-#endif
+#include <linux/rcupdate.h>
+#include <asm/pgtable.h>
 
 #include "kpgo.h"
 
 /*
  * fs_initcall: after debugfs (core_initcall) and before the device and
- * driver initcalls, most of which are instrumented too; modules loaded
- * even earlier are found by kpgo_walk_modules().
+ * driver initcalls, most of which are instrumented too. No module can be
+ * loaded before: the first load is a usermode helper's (request_module())
+ * or init's, and usermode helpers are enabled only at rootfs_initcall
+ * (populate_rootfs()), after fs_initcall. So kpgo's module notifier sees
+ * every module from its COMING notification on, and there is no earlier
+ * module to look for.
  */
 static int __init kpgo_initcall(void)
 {
@@ -32,30 +35,37 @@ fs_initcall(kpgo_initcall);
 
 #ifdef CONFIG_MODULES
 /*
- * Calls kpgo_visit_module() with @context on each live module, holding
- * module_mutex: no module is freed meanwhile, and a live module stays
- * live (delete_module() marks it GOING under the mutex).
- *
- * A module still COMING is left out: either its COMING notification is
- * still to come, and kpgo's notifier (registered before this walk) gets
- * it, or it came before kpgo's notifier was registered, and then the load
- * may still fail after it (load_module() frees a module whose COMING
- * notifier chain failed without a GOING notification to notifiers that
- * never saw COMING): kpgo would keep a descriptor of freed memory. Such a
- * module is not profiled; only early boot can load one, and modules load
- * from the root file system, which comes later.
+ * A hook's lookup of a module's descriptor runs with preemption off: an
+ * RCU-sched read-side section, so that a descriptor withdrawn at unload is
+ * freed (after a grace period) only once every hook that found it has
+ * returned. No reschedule on the way out: that would call the scheduler,
+ * instrumented code, from inside a hook; a pending one is taken at the
+ * next preemption point.
  */
-void kpgo_walk_modules(void *context)
+void kpgo_hook_enter(void)
 {
-	struct module *mod;
-
-	mutex_lock(&module_mutex);
-	list_for_each_entry(mod, &modules, list) {
-		if (mod->state == MODULE_STATE_LIVE)
-			kpgo_visit_module(mod, context);
-	}
-	mutex_unlock(&module_mutex);
+	preempt_disable_notrace();
 }
+
+void kpgo_hook_exit(void)
+{
+	preempt_enable_no_resched_notrace();
+}
+
+/* A profile read's section: what it serializes is freed after it. */
+void kpgo_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void kpgo_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+/* Where module memory is allocated: the module map's range. */
+const unsigned long kpgo_module_area_start = MODULES_VADDR;
+const unsigned long kpgo_module_area_end = MODULES_END;
 
 /* kpgo's own budget, not printk_ratelimit()'s shared one. */
 static DEFINE_RATELIMIT_STATE(kpgo_unload_ratelimit, 5 * HZ, 10);

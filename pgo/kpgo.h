@@ -8,8 +8,6 @@
 
 #include <linux/types.h>
 
-struct module;
-
 /* Rust: kpgo.rs. Sets up the registry, debugfs and the module notifier. */
 int kpgo_init(void);
 
@@ -24,11 +22,13 @@ int kpgo_init(void);
 
 #ifdef CONFIG_MODULES
 /* C: glue.c, called by runtime/kernel_api.rs. */
-void kpgo_walk_modules(void *context);
+void kpgo_hook_enter(void);
+void kpgo_hook_exit(void);
+void kpgo_read_lock(void);
+void kpgo_read_unlock(void);
+extern const unsigned long kpgo_module_area_start;
+extern const unsigned long kpgo_module_area_end;
 bool kpgo_unload_warning_ratelimit(void);
-
-/* Rust: runtime/kernel_api.rs. Called by kpgo_walk_modules(). */
-void kpgo_visit_module(struct module *mod, void *context);
 #endif
 
 #endif /* _KERNEL_PGO_KPGO_H */

@@ -345,7 +345,7 @@ pub fn merge(
                 .read_u64(layout.function_pointer_offset),
         };
     }
-    targets.sort_unstable_by_key(|target| target.live);
+    sort_by_live_address(targets);
     let translate = |value: u64| match targets.binary_search_by_key(&value, |t| t.live) {
         Ok(at) if value != 0 => targets[at].saved,
         _ => value,
@@ -406,6 +406,35 @@ pub fn merge(
         }
     }
     Ok(stats)
+}
+
+/// Sorts `targets` by live address: a heapsort, in place, with no
+/// allocation and no panic path (`core`'s sorts have one, which objtool
+/// does not know as `noreturn` in the kernel).
+fn sort_by_live_address(targets: &mut [FunctionAddress]) {
+    fn sift_down(heap: &mut [FunctionAddress], mut root: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= heap.len() {
+                return;
+            }
+            if child + 1 < heap.len() && heap[child].live < heap[child + 1].live {
+                child += 1;
+            }
+            if heap[root].live >= heap[child].live {
+                return;
+            }
+            heap.swap(root, child);
+            root = child;
+        }
+    }
+    for root in (0..targets.len() / 2).rev() {
+        sift_down(targets, root);
+    }
+    for end in (1..targets.len()).rev() {
+        targets.swap(0, end);
+        sift_down(&mut targets[..end], 0);
+    }
 }
 
 /// `to[i] = combine(to[i], from[i])` for every byte of two ranges of equal

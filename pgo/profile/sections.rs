@@ -331,6 +331,12 @@ impl ProfiledObject {
         self.hook_checked.store(true, Ordering::Release);
     }
 
+    /// Number of whole data records (0 if the version word is refused).
+    pub fn record_count(&self) -> usize {
+        self.version()
+            .map_or(0, |version| self.num_records(&version))
+    }
+
     /// Whether `addr` is a data record of this object, given its version.
     pub fn owns_record(&self, version: &ProfileVersion, addr: usize) -> bool {
         self.record_index(version.layout(), self.num_records(version), addr)

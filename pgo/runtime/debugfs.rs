@@ -3,13 +3,15 @@
 //! The debugfs interface: `/sys/kernel/debug/pgo/`.
 //!
 //! - `vmlinux.profraw`, `<module>.profraw` (0400): the raw profile,
-//!   serialized at `open()` (a module's kept profiles first, then the live
-//!   one). Read only, with no write handler: under `lockdown=integrity`
-//!   debugfs refuses files with more than 0444 or with a write handler,
-//!   and profiles must stay readable there. Opening one for writing is
-//!   refused (`EACCES`), so nothing is serialized for it.
-//! - `reset` (0200): `1` or `all` resets every object (kept profiles
-//!   too), `vmlinux` the kernel image, `module:<name>` the module
+//!   serialized at `open()` (a module's saved profiles, one per build,
+//!   then the live one), without a lock that module loading waits for
+//!   (`snapshot`). Read only, with no write handler: under
+//!   `lockdown=integrity` debugfs refuses files with more than 0444 or
+//!   with a write handler, and profiles must stay readable there. Opening
+//!   one for writing is refused (`EACCES`), so nothing is serialized for
+//!   it.
+//! - `reset` (0200): `1` or `all` resets every object (saved profiles
+//!   freed too), `vmlinux` the kernel image, `module:<name>` the module
 //!   `<name>` whatever its name, `<name>` the module `<name>` when it is
 //!   not `1`, `all` or `vmlinux` and does not start with `module:`;
 //!   anything else (unknown name, empty, over 64 bytes, not UTF-8) is
@@ -17,26 +19,34 @@
 //!   reads as empty, so that a recursive copy of the directory works.
 //!   Under lockdown debugfs refuses it: no resets there.
 //! - `stats` (0400): `key=value` figures, space separated, a first line
-//!   for the runtime, then one per object; keys never change meaning, new
-//!   ones are appended:
+//!   for the runtime, then one per object, vmlinux first, then modules in
+//!   the order they first came:
 //!
 //!   ```text
 //!   (each line of the file is one line here, wrapped at "\")
-//!   runtime module_slots=256 module_slots_used=N modules_profiled=N \
-//!     modules_refused=N descriptors=N descriptor_bytes=N kept_bytes=N \
+//!   runtime modules_live=N modules_profiled=N modules_refused=N \
+//!     descriptors=N descriptor_bytes=N map_tables=N map_bytes=N \
+//!     entries=N entry_bytes=N kept_profiles=N kept_bytes=N \
 //!     kept_limit_bytes=N
 //!   object=<name> state=live|unloaded functions=N counters=N \
 //!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
-//!     kept_profiles=N kept_bytes=N lost_profiles=N
+//!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N
 //!   ```
 //!
-//!   `module_slots_used` counts the modules profiled now;
-//!   `modules_profiled` and `modules_refused` the instrumented module
-//!   loads since boot that were and were not profiled; `descriptors` and
-//!   `descriptor_bytes` the module descriptors allocated for good (one
-//!   per profiled load); `kept_bytes` the kept profiles of unloaded
-//!   modules, at most `kept_limit_bytes`. An unloaded module's line has
-//!   the figures of its last load.
+//!   `modules_live` counts the modules profiled now; `modules_profiled`
+//!   and `modules_refused` the instrumented module loads since boot that
+//!   were and were not profiled; `descriptors` and `descriptor_bytes` the
+//!   module descriptors allocated now (one per live module, with its
+//!   reset baselines; freed a grace period after its unload);
+//!   `map_tables` and `map_bytes` the hooks' module map, which only
+//!   grows, to a fixed bound; `entries` and `entry_bytes` the entries, one
+//!   per name ever loaded (and vmlinux's), never freed (their debugfs files
+//!   aside); `kept_profiles` and `kept_bytes` the saved profiles of all
+//!   modules, at most `kept_limit_bytes`. An object's `kept_profiles` and
+//!   `kept_bytes` are its saved profiles (one per build), `kept_unloads`
+//!   the unloads merged into them, `lost_profiles` those that were not
+//!   (the limit, no memory). An unloaded module's line has the figures of
+//!   its last load.
 //!
 //! The files carry kernel addresses, hence root only.
 
@@ -44,14 +54,15 @@ use kernel::c_str;
 use kernel::prelude::*;
 
 use super::kernel_api::{CommandSink, Dir, SnapshotSource};
-use super::registry;
+use super::{registry, snapshot};
 
-/// `<name>.profraw`; its key is the index of its registry entry.
+/// `<name>.profraw`; its key is its registry entry's address.
 pub(crate) struct ProfileFile;
 
 impl SnapshotSource for ProfileFile {
     fn snapshot(key: usize) -> Result<VVec<u8>> {
-        registry::lock()?.profile(key)
+        // SAFETY: `Registry::add` creates these files, with that key.
+        snapshot::entry_profile(unsafe { registry::entry_of_file(key) })
     }
 }
 
@@ -60,7 +71,7 @@ struct StatsFile;
 
 impl SnapshotSource for StatsFile {
     fn snapshot(_key: usize) -> Result<VVec<u8>> {
-        registry::lock()?.stats()
+        registry::stats()
     }
 }
 
@@ -69,7 +80,7 @@ struct ResetFile;
 
 impl CommandSink for ResetFile {
     fn command(command: &[u8]) -> Result {
-        registry::lock()?.reset(command)
+        registry::reset(command)
     }
 }
 

@@ -4,10 +4,11 @@
 //!
 //! Every call from kpgo into C, and every callback C makes into kpgo
 //! (other than the hooks), is here: debugfs directories and files with
-//! their `file_operations` tables, the module notifier, the walk over the
-//! modules loaded before kpgo, a `struct module` and its PGO sections, and
-//! the rate limit of the unload warning (the last two with `pgo/glue.c`).
-//! The registry and the files are safe Rust on top of these.
+//! their `file_operations` tables, the module notifier, a `struct module`
+//! and its PGO sections, and with `pgo/glue.c` the hooks' preemption-off
+//! sections, RCU read-side sections and deferred frees, the module area
+//! and the rate limit of the unload warning. The registry and the files
+//! are safe Rust on top of these.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -254,6 +255,35 @@ fn read_command(
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
+/// An RCU read-side section, from [`Self::enter`] to the drop: what was
+/// found in it and is freed after a grace period (`free_after_grace_period`)
+/// stays valid until it ends. It must not sleep. (Without modules nothing
+/// is freed that way, and it is empty.)
+pub(crate) struct ReadSection(PhantomData<*mut ()>);
+
+impl ReadSection {
+    /// Begins the section.
+    pub(crate) fn enter() -> Self {
+        // SAFETY: no precondition; the drop ends it, in this task (the
+        // guard is not `Send`).
+        #[cfg(CONFIG_MODULES)]
+        unsafe {
+            modules::kpgo_read_lock()
+        };
+        Self(PhantomData)
+    }
+}
+
+impl Drop for ReadSection {
+    fn drop(&mut self) {
+        // SAFETY: `enter` began the section in this task.
+        #[cfg(CONFIG_MODULES)]
+        unsafe {
+            modules::kpgo_read_unlock()
+        };
+    }
+}
+
 #[cfg(CONFIG_MODULES)]
 pub(crate) use modules::*;
 
@@ -269,6 +299,7 @@ mod modules {
     use kernel::error::to_result;
     use kernel::ffi::{c_int, c_ulong};
     use kernel::prelude::*;
+    use kernel::types::Opaque;
 
     use crate::profile::check::SectionError;
     use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
@@ -276,8 +307,113 @@ mod modules {
 
     // pgo/glue.c.
     extern "C" {
-        fn kpgo_walk_modules(context: *mut c_void);
+        fn kpgo_hook_enter();
+        fn kpgo_hook_exit();
+        pub(super) fn kpgo_read_lock();
+        pub(super) fn kpgo_read_unlock();
         fn kpgo_unload_warning_ratelimit() -> bool;
+        static kpgo_module_area_start: c_ulong;
+        static kpgo_module_area_end: c_ulong;
+    }
+
+    /// The range of addresses where the loader allocates module memory.
+    pub(crate) struct ModuleArea;
+
+    /// The module area (`MODULES_VADDR` to `MODULES_END`).
+    pub(crate) const MODULE_AREA: ModuleArea = ModuleArea;
+
+    impl ModuleArea {
+        /// The first address.
+        #[inline(always)]
+        pub(crate) fn start(&self) -> usize {
+            // SAFETY: a constant that glue.c defines.
+            unsafe { kpgo_module_area_start }
+        }
+
+        /// One past the last address.
+        #[inline(always)]
+        pub(crate) fn end(&self) -> usize {
+            // SAFETY: as for `start`.
+            unsafe { kpgo_module_area_end }
+        }
+    }
+
+    /// A section of a hook with preemption off (an RCU-sched read-side
+    /// section), from [`Self::enter`] to the drop.
+    pub(crate) struct HookSection(PhantomData<*mut ()>);
+
+    impl HookSection {
+        /// Turns preemption off.
+        #[inline(always)]
+        pub(crate) fn enter() -> Self {
+            // SAFETY: no precondition; the drop turns it back on, on this
+            // CPU (the guard is not `Send`).
+            unsafe { kpgo_hook_enter() };
+            Self(PhantomData)
+        }
+    }
+
+    impl Drop for HookSection {
+        #[inline(always)]
+        fn drop(&mut self) {
+            // SAFETY: `enter` turned preemption off on this CPU.
+            unsafe { kpgo_hook_exit() };
+        }
+    }
+
+    /// A `T` that is freed after an RCU grace period
+    /// ([`free_after_grace_period`]).
+    ///
+    /// # Invariants
+    ///
+    /// `head` is the first field (`repr(C)`), so that the callback finds
+    /// the box from it; it is used only by `call_rcu`.
+    #[repr(C)]
+    pub(crate) struct RcuBox<T> {
+        head: Opaque<bindings::callback_head>,
+        value: T,
+    }
+
+    impl<T> RcuBox<T> {
+        /// Allocates one.
+        pub(crate) fn new(value: T) -> Result<KBox<Self>> {
+            // INVARIANT: `head` first, unused until `call_rcu`.
+            Ok(KBox::new(
+                Self {
+                    head: Opaque::uninit(),
+                    value,
+                },
+                GFP_KERNEL,
+            )?)
+        }
+    }
+
+    impl<T> core::ops::Deref for RcuBox<T> {
+        type Target = T;
+
+        fn deref(&self) -> &T {
+            &self.value
+        }
+    }
+
+    /// Frees `object` after an RCU grace period: after every hook section
+    /// and read-side section that began before this call has ended.
+    pub(crate) fn free_after_grace_period<T>(object: KBox<RcuBox<T>>) {
+        let object = KBox::into_raw(object);
+        // SAFETY: `object` is valid and ours; its head, unused so far, is
+        // handed to `call_rcu`, which calls `free_rcu_box` once, after the
+        // grace period.
+        unsafe { bindings::call_rcu((*object).head.get(), Some(free_rcu_box::<T>)) };
+    }
+
+    /// # Safety
+    ///
+    /// Called by RCU, once, with the head of an `RcuBox<T>` that
+    /// `free_after_grace_period` handed over.
+    unsafe extern "C" fn free_rcu_box<T>(head: *mut bindings::callback_head) {
+        // SAFETY: the head is the first field of the box (type invariant),
+        // which `free_after_grace_period` got from `KBox::into_raw`.
+        drop(unsafe { KBox::from_raw(head.cast::<RcuBox<T>>()) });
     }
 
     /// A `struct module` that the kernel keeps valid while `'a` lasts.
@@ -310,15 +446,6 @@ mod modules {
             &name[..len]
         }
 
-        /// Whether the module is live: its init function has returned
-        /// successfully and it is not being unloaded.
-        pub(crate) fn is_live(&self) -> bool {
-            // The loader writes `state` concurrently: a volatile read (READ_ONCE).
-            // SAFETY: `self.module` is valid for `'a` (type invariant).
-            let state = unsafe { ptr::addr_of!((*self.module).state).read_volatile() };
-            state == bindings::module_state_MODULE_STATE_LIVE
-        }
-
         /// Whether the module has PGO sections (was built with
         /// `-fprofile-generate`).
         pub(crate) fn is_instrumented(&self) -> bool {
@@ -339,9 +466,12 @@ mod modules {
         /// # Safety
         ///
         /// The module is coming or live, and will get its GOING
-        /// notification; the caller stops calling the descriptor's methods
-        /// that read the sections (see `ProfiledObject`) when it handles
-        /// that notification. Only the hooks' `record_target` may go on.
+        /// notification. Once the caller has handled it, the descriptor's
+        /// methods that read the sections (see `ProfiledObject`) are called
+        /// only in RCU read-side sections (hook or read sections) that
+        /// began before the caller withdrew the descriptor from where they
+        /// find it: the loader frees the memory after the GOING notifiers
+        /// returned and a grace period passed.
         pub(crate) unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError> {
             let pgo = self.pgo();
             let range =
@@ -365,16 +495,17 @@ mod modules {
                 pgo.raw_version
             };
             // The ranges are the module's sections as the loader placed them
-            // (`find_module_pgo_sections()`), mapped until `free_module()`,
-            // which for a module that got (or will get) its GOING
-            // notification runs after the GOING notifiers returned. The
+            // (`find_module_pgo_sections()`), mapped until `free_module()`
+            // (or the failed load's cleanup), which for a module that got
+            // (or will get) its GOING notification frees them after the
+            // GOING notifiers returned and a `synchronize_rcu()`. The
             // counters, bitmap, heads and nodes are writable (the loader
             // keeps `__llvm_prf_vnds` out of ro_after_init) and written only
             // by the module's code and the core's atomics; the records,
             // names, notes and version word (the module's, or vmlinux's)
             // are not written after load.
-            // SAFETY: as above; the caller ends its reads at `free_module()`
-            // (this function's contract).
+            // SAFETY: as above; the caller's reads end before the memory is
+            // freed (this function's contract).
             unsafe { ProfiledObject::new_checked(sections, version_word) }
         }
     }
@@ -450,39 +581,6 @@ mod modules {
             _ => {}
         }
         bindings::NOTIFY_OK as c_int
-    }
-
-    /// Calls `visit` on every live module, under `module_mutex` (so `visit`
-    /// must not load or unload modules). A module leaves the live state
-    /// only under `module_mutex` (`delete_module()`), so it stays live
-    /// during `visit`, and its GOING notification comes after.
-    pub(crate) fn for_each_loaded_module(mut visit: impl FnMut(&Module<'_>)) {
-        let mut visit: &mut dyn FnMut(&Module<'_>) = &mut visit;
-        // SAFETY: `kpgo_walk_modules` passes `context` only to
-        // `kpgo_visit_module`, during the call; `visit` outlives the call.
-        unsafe { kpgo_walk_modules(ptr::from_mut(&mut visit).cast()) };
-    }
-
-    /// The callback of `kpgo_walk_modules` (`struct module` as `void *`:
-    /// its bindgen type holds fields that the FFI-safety lint flags).
-    ///
-    /// # Safety
-    ///
-    /// Called only by `kpgo_walk_modules`, with the `context` given by
-    /// [`for_each_loaded_module`] and a module on the kernel's list,
-    /// under `module_mutex`.
-    #[no_mangle]
-    unsafe extern "C" fn kpgo_visit_module(module: *mut c_void, context: *mut c_void) {
-        // SAFETY: `context` points to the `&mut dyn FnMut` of the running
-        // walk, alive and not otherwise used until the walk returns.
-        let visit = unsafe { &mut *context.cast::<&mut dyn FnMut(&Module<'_>)>() };
-        // INVARIANT: a module stays on the list, hence valid, while
-        // `module_mutex` is held, which `kpgo_walk_modules` holds
-        // across this call.
-        visit(&Module {
-            module: module.cast(),
-            _valid: PhantomData,
-        });
     }
 
     /// Whether an unload warning may be printed now: at most 10 per 5

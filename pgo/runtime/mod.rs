@@ -2,17 +2,18 @@
 
 //! The kernel side of kpgo.
 //!
-//! - `objects`: vmlinux's descriptor and the module slots the hooks scan;
-//!   module descriptors are never freed.
+//! - `objects`: vmlinux's descriptor and the module map the hooks look a
+//!   record's module up in (constant time); module descriptors are freed
+//!   a grace period after their module's unload.
 //! - `hooks`: the functions the compiler's instrumentation calls.
 //! - `registry`: vmlinux and every module ever loaded, by name; module
 //!   registration (fallible steps first, publication last) and unload;
-//!   kept profiles of unloaded modules.
-//! - `snapshot`: a profile serialized in one piece.
+//!   saved profiles of unloaded modules, one per build, merged into.
+//! - `snapshot`: a profile serialized in one piece, without a lock.
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
-//!   `file_operations`, the module notifier, the module walk, a rate
-//!   limit); with `pgo/glue.c`, the C side.
+//!   `file_operations`, the module notifier, preemption and RCU sections,
+//!   deferred frees, a rate limit); with `pgo/glue.c`, the C side.
 
 use kernel::prelude::*;
 

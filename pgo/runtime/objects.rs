@@ -7,50 +7,47 @@
 //! boot, long before any initcall. It is first and fixed: the hooks ask it
 //! before anything else.
 //!
-//! # Module slots
+//! # The module map
 //!
-//! Modules are published to the hooks in [`MODULE_SLOTS`] slots. A slot is
-//! one atomic pointer: null (free), [`RESERVED`] (taken by a module being
-//! registered) or the module's descriptor. A hook that vmlinux does not own
-//! scans the slots in use, asks each descriptor whether the record is one
-//! of its own (a descriptor's ranges never change after construction) and
-//! goes on to the next slot until one accepts it. One pointer per slot
-//! means there is no torn state to match: a reader sees a whole descriptor
-//! or none.
+//! A module's value-profiling call passes the address of one of the
+//! module's data records, which lies in the module's own memory. The map
+//! finds the module's descriptor from that address in constant time,
+//! whatever the number of modules: it has one pointer per page of the
+//! module area ([`MODULE_AREA`], where the loader places every module's
+//! memory), in tables of [`PAGES_PER_TABLE`] pages (8 KiB for 4 MiB of the
+//! area) that are allocated when a module first needs them and kept for
+//! good: at most [`TABLES`] of them, however many modules come and go. A page of a module's memory belongs to that module alone until
+//! the loader frees it, after the module's GOING notification, at which
+//! the module's pages were withdrawn from the map; so each page maps to at
+//! most one descriptor, and the descriptor then checks that the record is
+//! exactly one of its own. A module's cost in the map is one pointer per
+//! page of its `__llvm_prf_data`.
 //!
-//! # Descriptors are never freed
+//! # When a descriptor is freed
 //!
-//! The hooks are lock-free and preemptible, and run in NMI context and
-//! where RCU is not watching (idle, early entry code). A hook may load a
-//! descriptor from a slot, be preempted, and resume after the module was
-//! withdrawn, at `MODULE_STATE_GOING`; module code may also run after
-//! GOING (async work the loader waits for only later, timers of a module
-//! that does not cancel them, `rmmod -f`). Rather than a grace period
-//! scheme that would have to hold in all those contexts, a published
-//! descriptor is never freed and its slot pointer never reused for another
-//! one: any pointer a hook ever loads from a slot stays valid. The cost is
-//! the descriptor itself, `size_of::<Descriptor>()` bytes (240, in a
-//! 256-byte slab object) per module load, counted in `pgo/stats`
-//! (`descriptors=`, `descriptor_bytes=`); the registry never frees its
-//! entries either. Every descriptor stays linked from a static list
-//! ([`NEWEST`]), so that kmemleak, which scans static data, sees them
-//! referenced rather than leaked.
+//! The hooks take no lock, run in NMI context, and may find a descriptor
+//! just before its module's GOING notification withdraws it. So a hook
+//! looks up and uses a descriptor with preemption off (an RCU-sched
+//! read-side section; [`HookSection`]), and a withdrawn descriptor is freed
+//! only after an RCU grace period ([`free_after_grace_period`]): every hook
+//! that could have found it has returned by then. Module code that runs
+//! after GOING (async work, which the loader waits for only afterwards)
+//! finds nothing in the map and its values are not recorded. Module code
+//! never runs where RCU is not watching: such code (idle, entry) is
+//! `noinstr`, which is never instrumented.
 //!
-//! What a stale descriptor may still touch is bounded by
-//! [`ProfiledObject`]'s contract: after its module's GOING it is asked only
-//! by hooks, which read its sections only for a record inside its own data
-//! section. Such a record is passed only by the module's own code, and a
-//! module's memory is not freed while its code runs (the loader waits for
-//! async work before freeing; the rest would be a bug of the module that
-//! faults on its own code anyway). A record of any other live object is
-//! never inside a gone module's range, since live objects do not overlap
-//! freed memory. The version word, the one other field a hook could read,
-//! is checked before publication (`ProfiledObject::new_checked`).
+//! Profile readers use a module's descriptor and memory in an RCU read-side
+//! section too (`registry`); the loader frees a module's memory after a
+//! grace period as well (`free_module()`).
 
 #[cfg(CONFIG_MODULES)]
-use core::sync::atomic::AtomicUsize;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
+#[cfg(CONFIG_MODULES)]
+use kernel::prelude::*;
+
+#[cfg(CONFIG_MODULES)]
+use super::kernel_api::{free_after_grace_period, HookSection, RcuBox, MODULE_AREA};
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 
 crate::linked_image!(fn vmlinux_sections, pub(crate) fn vmlinux_version_word);
@@ -80,213 +77,235 @@ pub(crate) fn vmlinux() -> &'static ProfiledObject {
     &VMLINUX
 }
 
-/// Most modules profiled at the same time; a module beyond is not
-/// profiled (and logged).
+/// A loaded module's descriptor and what the runtime keeps for it.
 #[cfg(CONFIG_MODULES)]
-pub(crate) const MODULE_SLOTS: usize = 256;
-
-/// No module is ever profiled without module support.
-#[cfg(not(CONFIG_MODULES))]
-pub(crate) const MODULE_SLOTS: usize = 0;
-
-/// The module slots.
-///
-/// INVARIANT: a slot holds null, `&RESERVED` or a descriptor leaked by
-/// [`Reservation::publish`]: every non-null pointer in a slot is to a
-/// `'static` descriptor that is fully initialised before the `Release`
-/// store that puts it there, and is never freed. So a pointer loaded from
-/// a slot (with `Acquire`) can be dereferenced at any later time.
-///
-/// INVARIANT: a slot goes from null to `&RESERVED` only by the
-/// compare-and-swap in [`reserve`], which creates the one [`Reservation`]
-/// of that slot; only that reservation, then the [`Published`] it becomes,
-/// stores into the slot again, and its drop stores null last. So slots
-/// need no lock, and no two modules ever share one.
-static SLOTS: [AtomicPtr<ProfiledObject>; MODULE_SLOTS] =
-    [const { AtomicPtr::new(core::ptr::null_mut()) }; MODULE_SLOTS];
-
-/// One past the highest slot ever reserved: the hooks scan no further.
-#[cfg(CONFIG_MODULES)]
-static SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
-
-/// What a reserved slot holds until the module's descriptor is published:
-/// a descriptor that owns no record and reads no memory.
-#[cfg(CONFIG_MODULES)]
-static RESERVED: ProfiledObject = ProfiledObject::empty();
-
-/// A module descriptor, allocated once and never freed.
-#[cfg(CONFIG_MODULES)]
-pub(crate) struct Descriptor {
-    object: ProfiledObject,
-    /// The descriptor published before this one.
-    older: *const Descriptor,
+pub(crate) struct ModuleObject {
+    /// The descriptor of the module's sections.
+    pub(crate) object: ProfiledObject,
+    /// The `struct module` it belongs to (`Module::id`).
+    pub(crate) module: usize,
+    /// The node pool's reset baselines, one per node.
+    _baselines: KVVec<core::sync::atomic::AtomicU64>,
 }
 
-/// The newest published descriptor; each links the one before.
-///
-/// INVARIANT: null or a descriptor leaked by [`Reservation::publish`];
-/// only ever replaced by a newer one, whose `older` is the value it
-/// replaces.
+/// A module's descriptor as the map holds it: freed after a grace period.
 #[cfg(CONFIG_MODULES)]
-static NEWEST: AtomicPtr<Descriptor> = AtomicPtr::new(core::ptr::null_mut());
+pub(crate) type Descriptor = RcuBox<ModuleObject>;
 
-/// A descriptor allocated and not yet published: dropping it frees it.
+/// Bytes one descriptor takes (its baselines aside).
 #[cfg(CONFIG_MODULES)]
-pub(crate) struct Unpublished(kernel::alloc::KBox<Descriptor>);
+pub(crate) const DESCRIPTOR_BYTES: usize = core::mem::size_of::<Descriptor>();
+
+/// Descriptors allocated and not yet freed, and their bytes (with their
+/// baselines).
+#[cfg(CONFIG_MODULES)]
+pub(crate) static DESCRIPTORS: AtomicUsize = AtomicUsize::new(0);
+#[cfg(CONFIG_MODULES)]
+pub(crate) static DESCRIPTORS_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 #[cfg(CONFIG_MODULES)]
-impl Unpublished {
-    /// Allocates the descriptor `object` will be published in.
-    pub(crate) fn new(object: ProfiledObject) -> kernel::error::Result<Self> {
-        let descriptor = Descriptor {
+impl ModuleObject {
+    /// The descriptor of `object`, the checked sections of the module
+    /// `module`, with its reset baselines.
+    pub(crate) fn new(object: ProfiledObject, module: usize) -> Result<KBox<Descriptor>> {
+        let capacity = object.node_capacity();
+        let mut baselines = KVVec::with_capacity(capacity, GFP_KERNEL)?;
+        for _ in 0..capacity {
+            baselines.push(core::sync::atomic::AtomicU64::new(0), GFP_KERNEL)?;
+        }
+        // SAFETY: one zeroed baseline per node, in a buffer that the
+        // descriptor owns (never resized, so never moved) and that is freed
+        // with it; only the core's atomics touch it.
+        unsafe { object.attach_baselines(baselines.as_mut_ptr()) };
+        let bytes = DESCRIPTOR_BYTES + capacity * core::mem::size_of::<u64>();
+        let descriptor = RcuBox::new(Self {
             object,
-            older: core::ptr::null(),
-        };
-        Ok(Self(kernel::alloc::KBox::new(
-            descriptor,
-            kernel::alloc::flags::GFP_KERNEL,
-        )?))
+            module,
+            _baselines: baselines,
+        })?;
+        DESCRIPTORS.fetch_add(1, Ordering::Relaxed);
+        DESCRIPTORS_BYTES.fetch_add(bytes, Ordering::Relaxed);
+        Ok(descriptor)
+    }
+
+    fn bytes(&self) -> usize {
+        DESCRIPTOR_BYTES + self.object.node_capacity() * core::mem::size_of::<u64>()
     }
 }
 
-/// Records a value for a record that vmlinux does not own: the first
-/// module descriptor that owns `record` takes it; if none does, the value
-/// is dropped (a module that is not profiled, or one being unloaded).
+#[cfg(CONFIG_MODULES)]
+impl Drop for ModuleObject {
+    fn drop(&mut self) {
+        DESCRIPTORS.fetch_sub(1, Ordering::Relaxed);
+        DESCRIPTORS_BYTES.fetch_sub(self.bytes(), Ordering::Relaxed);
+    }
+}
+
+/// Pages of the module area per table of the map.
+#[cfg(CONFIG_MODULES)]
+pub(crate) const PAGES_PER_TABLE: usize = 1024;
+
+/// Tables of the map: with 4 KiB pages, 2 GiB of module area, more than
+/// any x86_64 kernel has (at most 1.5 GiB).
+#[cfg(CONFIG_MODULES)]
+pub(crate) const TABLES: usize = 512;
+
+#[cfg(CONFIG_MODULES)]
+const PAGE_SHIFT: usize = kernel::bindings::PAGE_SHIFT as usize;
+
+/// One table of the map: a descriptor pointer per page.
+#[cfg(CONFIG_MODULES)]
+struct Table([AtomicPtr<Descriptor>; PAGES_PER_TABLE]);
+
+/// The map's tables, each null until a module needs it, then kept.
+///
+/// INVARIANT: a non-null entry is a table leaked by [`reserve`], never
+/// freed, all of whose pointers are null or a descriptor that
+/// [`publish`] put there; a descriptor is freed only after a grace period
+/// that follows its [`withdraw`] from every page.
+#[cfg(CONFIG_MODULES)]
+static MAP: [AtomicPtr<Table>; TABLES] = [const { AtomicPtr::new(core::ptr::null_mut()) }; TABLES];
+
+/// Tables allocated so far.
+#[cfg(CONFIG_MODULES)]
+pub(crate) static MAP_TABLES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of one table.
+#[cfg(CONFIG_MODULES)]
+pub(crate) const TABLE_BYTES: usize = core::mem::size_of::<Table>();
+
+/// The page of the module area that holds `addr`, if any.
+#[cfg(CONFIG_MODULES)]
+#[inline(always)]
+fn page(addr: usize) -> Option<usize> {
+    let page = addr.wrapping_sub(MODULE_AREA.start()) >> PAGE_SHIFT;
+    (addr < MODULE_AREA.end() && page < TABLES * PAGES_PER_TABLE).then_some(page)
+}
+
+/// The map's pointer for the page that holds `addr`, if its table exists.
+#[cfg(CONFIG_MODULES)]
+#[inline(always)]
+fn slot(addr: usize) -> Option<&'static AtomicPtr<Descriptor>> {
+    let page = page(addr)?;
+    let table = MAP[page / PAGES_PER_TABLE].load(Ordering::Acquire);
+    // SAFETY: a non-null table is never freed (the map's invariant).
+    let table = unsafe { table.as_ref() }?;
+    Some(&table.0[page % PAGES_PER_TABLE])
+}
+
+/// The pages of a module's data records, first and last.
+#[cfg(CONFIG_MODULES)]
+fn pages_of(object: &ProfiledObject) -> Option<(usize, usize)> {
+    let data = &object.sections().data;
+    let first = page(data.start() as usize)?;
+    let last = page((data.start() as usize).wrapping_add(data.len().max(1) - 1))?;
+    (first <= last).then_some((first, last))
+}
+
+/// Whether `object`'s data records lie in the module area, which the map
+/// covers.
+#[cfg(CONFIG_MODULES)]
+pub(crate) fn in_module_area(object: &ProfiledObject) -> bool {
+    pages_of(object).is_some()
+}
+
+/// Allocates the tables that `object`'s data records need, if they do not
+/// exist yet: the fallible part of publishing it.
+#[cfg(CONFIG_MODULES)]
+pub(crate) fn reserve(object: &ProfiledObject) -> Result {
+    let (first, last) = pages_of(object).ok_or(EINVAL)?;
+    for table_slot in &MAP[first / PAGES_PER_TABLE..=last / PAGES_PER_TABLE] {
+        if !table_slot.load(Ordering::Acquire).is_null() {
+            continue;
+        }
+        // Zeroed where it is allocated: 8 KiB do not go through the stack.
+        let table = KBox::<Table>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        // SAFETY: all-zero bytes are a table of null pointers.
+        let table = KBox::into_raw(unsafe { table.assume_init() });
+        // INVARIANT: a fresh table of null pointers, leaked if installed.
+        match table_slot.compare_exchange(
+            core::ptr::null_mut(),
+            table,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {
+                MAP_TABLES.fetch_add(1, Ordering::Relaxed);
+            }
+            // SAFETY: another module installed its table first; ours was
+            // never published.
+            Err(_) => drop(unsafe { KBox::from_raw(table) }),
+        }
+    }
+    Ok(())
+}
+
+/// Publishes `descriptor` to the hooks on every page of its data records.
+/// [`reserve`] made its tables.
+#[cfg(CONFIG_MODULES)]
+pub(crate) fn publish(descriptor: &'static Descriptor) {
+    for_each_slot(&descriptor.object, |slot| {
+        // INVARIANT: the page is the module's alone (see the module
+        // documentation), so it was null; `descriptor` lives until a grace
+        // period after `withdraw`.
+        slot.store(
+            descriptor as *const Descriptor as *mut Descriptor,
+            Ordering::Release,
+        );
+    });
+}
+
+/// Withdraws `descriptor` from the hooks: none finds it any more. Free it
+/// with [`free_after_grace_period`].
+#[cfg(CONFIG_MODULES)]
+pub(crate) fn withdraw(descriptor: &Descriptor) {
+    for_each_slot(&descriptor.object, |slot| {
+        let _ = slot.compare_exchange(
+            descriptor as *const Descriptor as *mut Descriptor,
+            core::ptr::null_mut(),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
+    });
+}
+
+/// Frees a withdrawn descriptor once no hook or reader can hold it.
+#[cfg(CONFIG_MODULES)]
+pub(crate) fn retire(descriptor: KBox<Descriptor>) {
+    free_after_grace_period(descriptor);
+}
+
+#[cfg(CONFIG_MODULES)]
+fn for_each_slot(object: &ProfiledObject, mut f: impl FnMut(&AtomicPtr<Descriptor>)) {
+    let Some((first, last)) = pages_of(object) else {
+        return;
+    };
+    for page in first..=last {
+        let table = MAP[page / PAGES_PER_TABLE].load(Ordering::Acquire);
+        // SAFETY: tables are never freed (the map's invariant).
+        if let Some(table) = unsafe { table.as_ref() } {
+            f(&table.0[page % PAGES_PER_TABLE]);
+        }
+    }
+}
+
+/// Records a value for a record that vmlinux does not own: the module
+/// whose memory holds `record` takes it, if it is one of its records; if
+/// none does, the value is dropped (a module that is not profiled, or one
+/// being unloaded). Constant time: one lookup in the map.
 #[cfg(CONFIG_MODULES)]
 #[inline]
 pub(crate) fn record_module_target(record: usize, index: u32, value: u64) {
-    let used = SLOTS_USED.load(Ordering::Acquire).min(MODULE_SLOTS);
-    for slot in &SLOTS[..used] {
-        // SAFETY: by the slots' invariant, a non-null pointer in a slot is
-        // a `'static`, initialised, never freed descriptor.
-        let Some(object) = (unsafe { slot.load(Ordering::Acquire).as_ref() }) else {
-            continue;
-        };
-        // A descriptor that does not own `record` says so and changes
-        // nothing: go on until an owner accepts it.
-        if object.record_target(record, index, value) {
-            return;
-        }
+    let Some(slot) = slot(record) else {
+        return;
+    };
+    let _section = HookSection::enter();
+    // Loaded inside the section: a descriptor withdrawn before it began may
+    // already be freed, one withdrawn after it is freed only after it ends.
+    // SAFETY: a non-null pointer in the map is a descriptor that is freed
+    // only after a grace period that follows its withdrawal (the map's
+    // invariant), and this read-side section began before the load.
+    if let Some(descriptor) = unsafe { slot.load(Ordering::Acquire).as_ref() } {
+        descriptor.object.record_target(record, index, value);
     }
-}
-
-/// A reserved slot, not yet published to the hooks. Dropping it frees
-/// the slot.
-#[cfg(CONFIG_MODULES)]
-pub(crate) struct Reservation {
-    index: usize,
-}
-
-/// Reserves a free slot; `None` if every slot is taken. Lock-free.
-#[cfg(CONFIG_MODULES)]
-pub(crate) fn reserve() -> Option<Reservation> {
-    let reserved = &RESERVED as *const ProfiledObject as *mut ProfiledObject;
-    let index = SLOTS.iter().position(|slot| {
-        slot.compare_exchange(
-            core::ptr::null_mut(),
-            reserved,
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        )
-        .is_ok()
-    })?;
-    // INVARIANT: `RESERVED` is a `'static`, initialised descriptor; the
-    // successful compare-and-swap made this reservation the slot's only
-    // writer.
-    SLOTS_USED.fetch_max(index + 1, Ordering::AcqRel);
-    Some(Reservation { index })
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Reservation {
-    /// Publishes the descriptor to the hooks, for good: it is never freed
-    /// (see the module documentation). Infallible, so that it can be the
-    /// last step of a registration.
-    pub(crate) fn publish(self, descriptor: Unpublished) -> Published {
-        let descriptor: &'static mut Descriptor = kernel::alloc::KBox::leak(descriptor.0);
-        // Linked before it is published, for kmemleak: a lock-free push,
-        // nothing is ever removed from the list.
-        let mut older = NEWEST.load(Ordering::Acquire);
-        loop {
-            descriptor.older = older;
-            let newest = descriptor as *mut Descriptor;
-            // INVARIANT: `descriptor` is leaked and links the value it
-            // replaces.
-            match NEWEST.compare_exchange(older, newest, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(now) => older = now,
-            }
-        }
-        let descriptor: &'static Descriptor = descriptor;
-        let object = &descriptor.object;
-        let index = self.index;
-        // The slot passes from the reservation to the publication.
-        core::mem::forget(self);
-        // INVARIANT: `object` is part of a leaked descriptor, hence
-        // `'static` and never freed, fully initialised before this
-        // `Release` store; this slot is ours (the reservation's
-        // invariant, handed on).
-        SLOTS[index].store(
-            object as *const ProfiledObject as *mut ProfiledObject,
-            Ordering::Release,
-        );
-        Published { index, object }
-    }
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        // INVARIANT: the reservation's slot is freed by its only writer.
-        SLOTS[self.index].store(core::ptr::null_mut(), Ordering::Release);
-    }
-}
-
-/// A module descriptor published to the hooks. Dropping it withdraws the
-/// descriptor (which stays allocated for good).
-#[cfg(CONFIG_MODULES)]
-pub(crate) struct Published {
-    index: usize,
-    object: &'static ProfiledObject,
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Published {
-    /// The published descriptor.
-    pub(crate) fn object(&self) -> &ProfiledObject {
-        self.object
-    }
-
-    /// Withdraws the descriptor from the hooks, then runs `last` on it: no
-    /// hook looks it up any more (a hook that already holds it may still
-    /// record into it). The borrow ends with `last`, so the descriptor
-    /// cannot be used again once its module is gone.
-    pub(crate) fn withdraw_then<R>(self, last: impl FnOnce(&ProfiledObject) -> R) -> R {
-        let object = self.object;
-        drop(self);
-        last(object)
-    }
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Drop for Published {
-    fn drop(&mut self) {
-        // INVARIANT: the publication's slot is freed by its only writer;
-        // the descriptor it held stays allocated for hooks that loaded it.
-        SLOTS[self.index].store(core::ptr::null_mut(), Ordering::Release);
-    }
-}
-
-/// The size of one module descriptor.
-#[cfg(CONFIG_MODULES)]
-pub(crate) const DESCRIPTOR_BYTES: usize = core::mem::size_of::<Descriptor>();
-#[cfg(not(CONFIG_MODULES))]
-pub(crate) const DESCRIPTOR_BYTES: usize = 0;
-
-/// Slots that hold a module now (reserved or published).
-pub(crate) fn slots_in_use() -> usize {
-    SLOTS
-        .iter()
-        .filter(|slot| !slot.load(Ordering::Relaxed).is_null())
-        .count()
 }

@@ -5,7 +5,9 @@
 //!
 //! vmlinux and modules are [`Entry`]s alike, so files, reset, stats and
 //! snapshots take one path. Entries are never freed: each has its
-//! `<name>.profraw` file, which names it by its index.
+//! `<name>.profraw` file, which names it by its address. They form a list,
+//! newest first, that is only ever prepended to, so readers walk it
+//! without a lock.
 //!
 //! # Names
 //!
@@ -13,59 +15,63 @@
 //! module entries, so no module can find, replace or reset it, and a
 //! module named `vmlinux` (whose file would clash with vmlinux's) is not
 //! profiled. Modules of one name loaded one after the other share one
-//! entry and one file: the kept profiles of earlier loads, then the live
-//! one, concatenated raw profiles that `llvm-profdata merge` sums.
+//! entry and one file: the saved profiles of earlier loads, one per build,
+//! then the live one, concatenated raw profiles that `llvm-profdata merge`
+//! sums.
 //!
 //! # Module lifecycle
 //!
 //! At `MODULE_STATE_COMING`, before the module's init function runs, every
 //! step that can fail comes first: the name, the check of the module's
-//! sections (`ProfiledObject::new_checked`), a slot, the descriptor's
-//! allocation, the entry and its file. Publishing the descriptor to the
-//! hooks is the last step and cannot fail; it yields the guard whose drop
-//! withdraws the slot. A module that fails any step is not profiled: one
-//! log line, nothing written, counted in `modules_refused`.
+//! sections (`ProfiledObject::new_checked`), its place in the module area,
+//! the descriptor and its baselines, the map's tables, the entry and its
+//! file. Publishing the descriptor to the hooks and to readers is the last
+//! step and cannot fail. A module that fails any step is not profiled: one
+//! log line, nothing else changed, counted in `modules_refused`.
 //!
 //! At `MODULE_STATE_GOING`, after the module's exit function, the module
-//! (found by its identity, not its name) is withdrawn, its final profile
-//! kept (up to `CONFIG_PGO_KEPT_PROFILES_KB` in all) and the descriptor
-//! left to the hooks that may still hold it (`objects`).
+//! (found by its name and identity) is withdrawn from the hooks, its counts
+//! are merged into the saved profile of its build (created at the first
+//! unload; all saved profiles together take at most
+//! `CONFIG_PGO_KEPT_PROFILES_KB`), and its descriptor is freed after an RCU
+//! grace period (`objects`).
 //!
-//! Modules loaded before kpgo's initcall are registered by a walk over the
-//! live modules at init, after the notifier is registered: a module seen
-//! by both is registered once (the second sees it registered, by its
-//! identity). The walk leaves out modules still COMING (`pgo/glue.c` says
-//! why), and a live module's GOING notification comes after the walk.
+//! The module notifier is registered before any module can load (see
+//! `pgo/glue.c`), so every module comes through COMING.
 //!
-//! Management (notifier, open, reset, stats) is serialized by one mutex;
-//! the hooks never take it: they see modules through `objects`' slots.
+//! # Locks
+//!
+//! Creating an entry takes the registry's mutex; what changes an entry's
+//! profile (its module's load and unload, a reset) takes the entry's own
+//! mutex, and marks the change in the entry's change count, odd while it
+//! lasts. Readers of profiles and `stats` take no lock: they find what
+//! they read in RCU read-side sections, and a profile read retries when the
+//! change count moved meanwhile (`snapshot`). So no read holds a lock that
+//! a load or an unload waits for. The hooks take none at all.
 
 use core::fmt::{self, Write};
-use core::pin::Pin;
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{fence, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::c_str;
 use kernel::prelude::*;
-use kernel::sync::lock::{mutex::MutexBackend, Guard};
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::Dir;
-use super::objects::{self, vmlinux, MODULE_SLOTS};
-use super::snapshot::append_profile;
+use super::kernel_api::{Dir, ReadSection};
+use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
 
 #[cfg(CONFIG_MODULES)]
-use super::kernel_api::{for_each_loaded_module, unload_warning_allowed, Module};
+use super::kernel_api::{unload_warning_allowed, Module, ModuleEvents, ModuleNotifier, RcuBox};
 #[cfg(CONFIG_MODULES)]
-use super::kernel_api::{ModuleEvents, ModuleNotifier};
-#[cfg(CONFIG_MODULES)]
-use super::snapshot::{measure_profile, serialize_profile};
+use super::objects::{self, Descriptor, ModuleObject};
 #[cfg(CONFIG_MODULES)]
 use crate::profile::check::SectionError;
+#[cfg(CONFIG_MODULES)]
+use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
 
-/// Bytes of kept profiles of unloaded modules, all modules together.
+/// Bytes of saved profiles of unloaded modules, all modules together.
 #[cfg(CONFIG_MODULES)]
 const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB as usize * 1024;
 #[cfg(not(CONFIG_MODULES))]
@@ -75,7 +81,8 @@ const KEPT_PROFILES_LIMIT: usize = 0;
 const NAME_LEN: usize = 56;
 
 /// The name of an entry: `vmlinux`, or a module's name.
-struct Name {
+#[derive(Clone, Copy)]
+pub(crate) struct Name {
     bytes: [u8; NAME_LEN],
     len: usize,
 }
@@ -99,116 +106,323 @@ impl fmt::Display for Name {
     }
 }
 
-/// A module that is loaded now.
-#[cfg(CONFIG_MODULES)]
-struct LiveModule {
-    /// Its descriptor, published to the hooks until this is dropped.
-    published: objects::Published,
-    /// The `struct module` it belongs to (`Module::id`).
-    id: usize,
-}
-
 /// What an entry profiles.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// The kernel image, live for good.
     Vmlinux,
     /// A module, live while it is loaded.
-    #[cfg(CONFIG_MODULES)]
-    Module {
-        live: Option<LiveModule>,
-        /// The figures of the last load, once unloaded.
-        last: Stats,
-    },
+    Module,
 }
 
-/// The profiled object behind one `<name>.profraw` file.
-pub(crate) struct Entry {
-    kind: Kind,
-    name: Name,
-    /// Profiles of earlier loads of the module, oldest first.
-    kept: KVec<VVec<u8>>,
-    /// Unloads whose profile was not kept.
-    lost: usize,
+/// The saved profile of one build of a module, merged into at each unload
+/// of that build (`profile::saved`).
+#[cfg(CONFIG_MODULES)]
+pub(crate) struct SavedProfile {
+    object: ProfiledObject,
+    /// The memory `object` describes: never resized, so never moved.
+    _buffer: KVVec<u64>,
+    bytes: usize,
+    /// The saved profile of another build of the same name, or null.
+    older: AtomicPtr<Saved>,
 }
 
-impl Entry {
-    fn new(kind: Kind, name: Name) -> Self {
-        Self {
-            kind,
-            name,
-            kept: KVec::new(),
-            lost: 0,
+/// Without module support there are no saved profiles.
+#[cfg(not(CONFIG_MODULES))]
+pub(crate) struct SavedProfile {
+    object: ProfiledObject,
+}
+
+/// A saved profile as an entry holds it: freed after a grace period.
+#[cfg(CONFIG_MODULES)]
+type Saved = RcuBox<SavedProfile>;
+
+/// The figures of a module's last load, for `stats` once it is unloaded.
+#[derive(Default)]
+struct LastStats([AtomicU64; 6]);
+
+impl LastStats {
+    fn store(&self, stats: &Stats) {
+        let figures = [
+            stats.functions as u64,
+            stats.counters as u64,
+            stats.value_sites as u64,
+            stats.nodes_used as u64,
+            stats.nodes_capacity as u64,
+            stats.values_dropped,
+        ];
+        for (slot, figure) in self.0.iter().zip(figures) {
+            slot.store(figure, Ordering::Relaxed);
         }
     }
 
-    /// The live object, if any.
-    fn object(&self) -> Option<&ProfiledObject> {
-        match &self.kind {
-            Kind::Vmlinux => Some(vmlinux()),
-            #[cfg(CONFIG_MODULES)]
-            Kind::Module { live, .. } => live.as_ref().map(|live| live.published.object()),
+    fn load(&self) -> Stats {
+        let figure = |i: usize| self.0[i].load(Ordering::Relaxed);
+        Stats {
+            functions: figure(0) as usize,
+            counters: figure(1) as usize,
+            value_sites: figure(2) as usize,
+            nodes_used: figure(3) as usize,
+            nodes_capacity: figure(4) as usize,
+            values_dropped: figure(5),
         }
+    }
+}
+
+/// What a module's entry holds: its live descriptor, its saved profiles.
+///
+/// # Invariants
+///
+/// `live` is null or a descriptor leaked by [`Entry::publish`], withdrawn
+/// from it (and then freed after a grace period) only under the entry's
+/// `writer`; `saved` is null or the newest of a list of saved profiles
+/// leaked by [`Entry::keep`], each linking the next older, unlinked (and
+/// then freed after a grace period) only under `writer`.
+#[cfg(CONFIG_MODULES)]
+struct ModuleParts {
+    live: AtomicPtr<Descriptor>,
+    saved: AtomicPtr<Saved>,
+}
+
+/// Without module support, entries have nothing of a module's.
+#[cfg(not(CONFIG_MODULES))]
+struct ModuleParts;
+
+impl ModuleParts {
+    const fn new() -> Self {
+        #[cfg(CONFIG_MODULES)]
+        {
+            Self {
+                live: AtomicPtr::new(ptr::null_mut()),
+                saved: AtomicPtr::new(ptr::null_mut()),
+            }
+        }
+        #[cfg(not(CONFIG_MODULES))]
+        {
+            Self
+        }
+    }
+}
+
+/// Proof that an entry's live descriptor stays while it is held: an RCU
+/// read-side section begun before the descriptor is loaded, or the entry's
+/// writer mutex, without which it is not withdrawn.
+pub(crate) trait KeepsLive {}
+
+impl KeepsLive for ReadSection {}
+impl KeepsLive for kernel::sync::lock::Guard<'_, (), kernel::sync::lock::mutex::MutexBackend> {}
+
+/// The profiled object behind one `<name>.profraw` file.
+///
+/// # Invariants
+///
+/// `changes` is odd exactly while a writer changes what the entry's
+/// profile is made of (`module`'s pointers), under `writer`.
+#[pin_data]
+pub(crate) struct Entry {
+    kind: Kind,
+    name: Name,
+    /// One writer at a time: a load or unload of the module, a reset.
+    #[pin]
+    writer: Mutex<()>,
+    changes: AtomicUsize,
+    module: ModuleParts,
+    /// The figures of the module's last load.
+    last: LastStats,
+    /// Unloads merged into a saved profile, and those that were not.
+    kept_unloads: AtomicUsize,
+    lost_unloads: AtomicUsize,
+    /// The entry created before this one.
+    older: Option<&'static Entry>,
+}
+
+/// A change to an entry's profile, from [`Entry::begin_change`] to the
+/// drop; its writer mutex is held meanwhile.
+struct Change<'a>(&'a AtomicUsize);
+
+impl Drop for Change<'_> {
+    fn drop(&mut self) {
+        // The change's writes happen before the count is even again.
+        self.0.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// The figures of an entry for `stats`, gathered in a read section.
+struct EntryFigures {
+    live: bool,
+    stats: Stats,
+    saved_profiles: usize,
+    saved_bytes: usize,
+}
+
+impl Entry {
+    fn new(kind: Kind, name: Name, older: Option<&'static Entry>) -> impl PinInit<Self> {
+        pin_init!(Self {
+            kind,
+            name,
+            writer <- kernel::new_mutex!((), "kpgo_entry"),
+            changes: AtomicUsize::new(0),
+            module: ModuleParts::new(),
+            last: LastStats::default(),
+            kept_unloads: AtomicUsize::new(0),
+            lost_unloads: AtomicUsize::new(0),
+            older,
+        })
     }
 
     /// Whether this is the entry of the modules named `name`.
     fn is_module(&self, name: &[u8]) -> bool {
-        let module = match self.kind {
-            Kind::Vmlinux => false,
+        self.kind == Kind::Module && self.name.as_bytes() == name
+    }
+
+    /// Begins a change; the caller holds `writer`.
+    fn begin_change(&self) -> Change<'_> {
+        self.changes.fetch_add(1, Ordering::Relaxed);
+        // Readers that see a write of the change see the odd count.
+        fence(Ordering::Release);
+        Change(&self.changes)
+    }
+
+    /// The change count, if no change is under way.
+    pub(crate) fn stable_changes(&self) -> Option<usize> {
+        let changes = self.changes.load(Ordering::Acquire);
+        (changes % 2 == 0).then_some(changes)
+    }
+
+    /// Whether no change began since [`Self::stable_changes`] gave
+    /// `changes`: what was read in between is one state of the entry.
+    pub(crate) fn unchanged_since(&self, changes: usize) -> bool {
+        fence(Ordering::Acquire);
+        self.changes.load(Ordering::Relaxed) == changes
+    }
+
+    /// Waits until the change under way, if any, is done.
+    pub(crate) fn wait_for_writer(&self) {
+        drop(self.writer.lock());
+    }
+
+    /// Calls `f` on every object of the entry's profile, in file order:
+    /// the saved profiles, then the live object.
+    pub(crate) fn for_each_object<'a, E>(
+        &'a self,
+        section: &'a ReadSection,
+        mut f: impl FnMut(&'a ProfiledObject) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_saved(section, |profile| f(&profile.object))?;
+        match self.live(section) {
+            Some(object) => f(object),
+            None => Ok(()),
+        }
+    }
+
+    /// Calls `f` on every saved profile, newest first.
+    #[cfg(CONFIG_MODULES)]
+    fn for_each_saved<'a, E>(
+        &'a self,
+        _proof: &'a impl KeepsLive,
+        mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut saved = self.module.saved.load(Ordering::Acquire);
+        // SAFETY: the list's profiles are freed only after a grace period
+        // that follows their unlinking under `writer` (the invariant of
+        // `ModuleParts`); `_proof` is a read-side section that began before
+        // these loads, or `writer` itself.
+        while let Some(profile) = unsafe { saved.as_ref() } {
+            f(profile)?;
+            saved = profile.older.load(Ordering::Acquire);
+        }
+        Ok(())
+    }
+
+    #[cfg(not(CONFIG_MODULES))]
+    fn for_each_saved<'a, E>(
+        &'a self,
+        _proof: &'a impl KeepsLive,
+        _f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
+    ) -> Result<(), E> {
+        Ok(())
+    }
+
+    /// The live object, if any.
+    fn live<'a>(&'a self, _proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
+        match self.kind {
+            Kind::Vmlinux => Some(vmlinux()),
             #[cfg(CONFIG_MODULES)]
-            Kind::Module { .. } => true,
-        };
-        module && self.name.as_bytes() == name
-    }
-
-    fn kept_bytes(&self) -> usize {
-        self.kept.iter().map(|p| p.len()).sum()
-    }
-
-    /// Kept profiles, then the live one, as one file.
-    fn snapshot(&self) -> Result<VVec<u8>> {
-        let mut bytes = VVec::new();
-        for profile in self.kept.iter() {
-            bytes.extend_from_slice(profile, GFP_KERNEL)?;
-        }
-        match self.object() {
-            Some(object) => append_profile(object, bytes),
-            None => Ok(bytes),
+            // SAFETY: a descriptor is freed only after a grace period that
+            // follows its withdrawal under `writer` (the invariant of
+            // `ModuleParts`); `_proof` is a read-side section that began
+            // before this load, or `writer` itself.
+            Kind::Module => unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
+                .map(|descriptor| &descriptor.object),
+            #[cfg(not(CONFIG_MODULES))]
+            Kind::Module => None,
         }
     }
 
-    /// Zeroes the live counters and values and forgets kept profiles.
-    fn reset(&mut self) -> Result {
-        self.kept = KVec::new();
-        self.lost = 0;
-        match self.object() {
-            // The version was checked when the object was registered.
+    /// Frees the saved profiles and restarts the live counts from zero.
+    fn reset(&self) -> Result {
+        let writer = self.writer.lock();
+        #[cfg(CONFIG_MODULES)]
+        {
+            let _change = self.begin_change();
+            let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
+            while !saved.is_null() {
+                // SAFETY: the list's profiles were leaked by `keep` and, now
+                // unlinked under `writer`, are reachable by nothing that
+                // begins later (type invariant).
+                let profile = unsafe { KBox::from_raw(saved) };
+                saved = profile.older.load(Ordering::Acquire);
+                KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
+                KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
+                super::kernel_api::free_after_grace_period(profile);
+            }
+            self.lost_unloads.store(0, Ordering::Relaxed);
+            self.kept_unloads.store(0, Ordering::Relaxed);
+        }
+        match self.live(&writer) {
+            // The baselines were attached when the object was registered.
             Some(object) => object.reset().map_err(|_| EINVAL),
             None => Ok(()),
         }
     }
 
-    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
-        let (state, stats) = match (&self.kind, self.object()) {
-            (_, Some(object)) => ("live", object.stats()),
-            #[cfg(CONFIG_MODULES)]
-            (Kind::Module { last, .. }, None) => ("unloaded", *last),
-            _ => ("unloaded", Stats::default()),
+    fn figures(&self) -> EntryFigures {
+        let section = ReadSection::enter();
+        let live = self.live(&section);
+        let mut figures = EntryFigures {
+            live: live.is_some(),
+            stats: live.map_or_else(|| self.last.load(), |object| object.stats()),
+            saved_profiles: 0,
+            saved_bytes: 0,
         };
+        let _ = self.for_each_saved(&section, |profile| {
+            figures.saved_profiles += 1;
+            figures.saved_bytes += profile.bytes;
+            Ok::<(), ()>(())
+        });
+        figures
+    }
+
+    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
+        let figures = self.figures();
+        let stats = figures.stats;
         writeln!(
             out,
-            "object={} state={state} functions={} counters={} value_sites={} \
+            "object={} state={} functions={} counters={} value_sites={} \
              value_nodes_used={} value_nodes={} values_dropped={} \
-             kept_profiles={} kept_bytes={} lost_profiles={}",
+             kept_profiles={} kept_bytes={} lost_profiles={} kept_unloads={}",
             self.name,
+            if figures.live { "live" } else { "unloaded" },
             stats.functions,
             stats.counters,
             stats.value_sites,
             stats.nodes_used,
             stats.nodes_capacity,
             stats.values_dropped,
-            self.kept.len(),
-            self.kept_bytes(),
-            self.lost
+            figures.saved_profiles,
+            figures.saved_bytes,
+            self.lost_unloads.load(Ordering::Relaxed),
+            self.kept_unloads.load(Ordering::Relaxed),
         )
     }
 }
@@ -242,6 +456,133 @@ impl<'a> ResetTarget<'a> {
     }
 }
 
+/// Module loads profiled and refused, since boot.
+static MODULES_PROFILED: AtomicUsize = AtomicUsize::new(0);
+static MODULES_REFUSED: AtomicUsize = AtomicUsize::new(0);
+/// Modules profiled now.
+static MODULES_LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Entries (vmlinux's and one per module name).
+static ENTRIES: AtomicUsize = AtomicUsize::new(0);
+/// Saved profiles and their bytes, all entries together.
+static KEPT_PROFILES: AtomicUsize = AtomicUsize::new(0);
+static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// All entries: created under `creating`, which also holds the `pgo`
+/// directory, where their files are made.
+#[pin_data]
+struct Registry {
+    #[pin]
+    creating: Mutex<Option<Dir>>,
+    /// The newest entry; each links the one before.
+    ///
+    /// INVARIANT: null or an entry leaked by [`Registry::add`], never
+    /// freed; only ever replaced, under `creating`, by a newer one that
+    /// links it.
+    newest: AtomicPtr<Entry>,
+}
+
+impl Registry {
+    /// The entries, newest first.
+    fn entries(&self) -> impl Iterator<Item = &'static Entry> {
+        // SAFETY: entries are never freed (the invariant of `newest`).
+        let newest = unsafe { self.newest.load(Ordering::Acquire).as_ref() };
+        core::iter::successors(newest, |entry| entry.older)
+    }
+
+    fn find_module(&self, name: &[u8]) -> Option<&'static Entry> {
+        self.entries().find(|entry| entry.is_module(name))
+    }
+
+    /// Creates the entry `name` of `kind` and its file, under `creating`;
+    /// returns an existing module entry of that name instead.
+    fn add(&self, kind: Kind, name: &Name) -> Result<&'static Entry> {
+        const SUFFIX: &[u8] = b".profraw\0";
+        let dir = self.creating.lock();
+        if kind == Kind::Module {
+            if let Some(entry) = self.find_module(name.as_bytes()) {
+                return Ok(entry);
+            }
+        }
+        let dir = dir.as_ref().ok_or(ENODEV)?;
+        let older = self.entries().next();
+        let entry = KBox::pin_init(Entry::new(kind, *name, older), GFP_KERNEL)?;
+        let mut file_name = [0u8; NAME_LEN + SUFFIX.len()];
+        let name = name.as_bytes();
+        file_name[..name.len()].copy_from_slice(name);
+        file_name[name.len()..name.len() + SUFFIX.len()].copy_from_slice(SUFFIX);
+        let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
+        // The file names the entry by its address: pinned, and leaked
+        // below if the file exists (on failure no file can name it).
+        dir.snapshot_file::<ProfileFile>(file_name, &*entry as *const Entry as usize)?;
+        // SAFETY: the entry is never moved out of its allocation, which is
+        // leaked.
+        let entry: &'static Entry = KBox::leak(unsafe { Pin::into_inner_unchecked(entry) });
+        // INVARIANT: leaked, and it links the newest entry of before.
+        self.newest
+            .store(entry as *const Entry as *mut Entry, Ordering::Release);
+        ENTRIES.fetch_add(1, Ordering::Relaxed);
+        Ok(entry)
+    }
+
+    /// Applies a `reset` command (see [`ResetTarget`]); an unknown name or
+    /// a malformed command is `EINVAL` and changes nothing.
+    fn reset(&self, command: &[u8]) -> Result {
+        let target = ResetTarget::parse(command)?;
+        let mut entries = self.entries();
+        let entry = match target {
+            ResetTarget::All => return entries.try_for_each(|entry| entry.reset()),
+            ResetTarget::Vmlinux => entries.find(|entry| entry.kind == Kind::Vmlinux),
+            ResetTarget::Module(name) => entries.find(|entry| entry.is_module(name)),
+        };
+        entry.ok_or(EINVAL)?.reset()
+    }
+
+    /// The `stats` file: the runtime, then one line per entry, oldest
+    /// first.
+    fn stats(&self) -> Result<VVec<u8>> {
+        let mut text = Text(VVec::new());
+        self.write_stats(&mut text).map_err(|_| ENOMEM)?;
+        Ok(text.0)
+    }
+
+    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
+        let figure = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
+        #[cfg(CONFIG_MODULES)]
+        let (descriptors, descriptor_bytes, tables) = (
+            figure(&objects::DESCRIPTORS),
+            figure(&objects::DESCRIPTORS_BYTES),
+            figure(&objects::MAP_TABLES),
+        );
+        #[cfg(CONFIG_MODULES)]
+        let table_bytes = objects::TABLE_BYTES;
+        #[cfg(not(CONFIG_MODULES))]
+        let (descriptors, descriptor_bytes, tables, table_bytes) = (0, 0, 0, 0);
+        writeln!(
+            out,
+            "runtime modules_live={} modules_profiled={} modules_refused={} descriptors={} \
+             descriptor_bytes={} map_tables={} map_bytes={} entries={} entry_bytes={} \
+             kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT}",
+            figure(&MODULES_LIVE),
+            figure(&MODULES_PROFILED),
+            figure(&MODULES_REFUSED),
+            descriptors,
+            descriptor_bytes,
+            tables,
+            tables * table_bytes,
+            figure(&ENTRIES),
+            figure(&ENTRIES) * core::mem::size_of::<Entry>(),
+            figure(&KEPT_PROFILES),
+            figure(&KEPT_BYTES),
+        )?;
+        // Oldest first: vmlinux, then modules in the order they came.
+        let mut entries = KVec::new();
+        for entry in self.entries() {
+            entries.push(entry, GFP_KERNEL).map_err(|_| fmt::Error)?;
+        }
+        entries.iter().rev().try_for_each(|entry| entry.write_stats(out))
+    }
+}
+
 /// Why a module is not profiled.
 #[cfg(CONFIG_MODULES)]
 enum Refusal {
@@ -252,8 +593,9 @@ enum Refusal {
     NameLive,
     /// Its sections failed the check.
     Sections(SectionError),
-    /// Every slot is taken.
-    NoSlot,
+    /// Its data records are outside the module area, which the hooks'
+    /// map covers.
+    OutsideArea,
     /// An allocation or the debugfs file failed.
     Failed(Error),
 }
@@ -265,22 +607,24 @@ impl fmt::Display for Refusal {
             Refusal::NamedVmlinux => f.write_str("the name vmlinux is the kernel's"),
             Refusal::NameLive => f.write_str("a module of this name is already profiled"),
             Refusal::Sections(error) => error.fmt(f),
-            Refusal::NoSlot => write!(f, "all {MODULE_SLOTS} module slots are in use"),
+            Refusal::OutsideArea => {
+                f.write_str("its __llvm_prf_data is outside the module area")
+            }
             Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
             Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
         }
     }
 }
 
-/// Why a module's profile was not kept at unload.
+/// Why an unload's counts were not kept.
 #[cfg(CONFIG_MODULES)]
 enum Lost {
-    /// It would take the kept profiles beyond the limit.
+    /// A new saved profile would take the saved profiles beyond the limit.
     OverLimit,
     /// No memory for it.
     NoMemory,
-    /// It could not be serialized.
-    Serialization(Error),
+    /// The counts could not be merged.
+    Merge(MergeError),
 }
 
 #[cfg(CONFIG_MODULES)]
@@ -293,151 +637,162 @@ impl fmt::Display for Lost {
                 KEPT_PROFILES_LIMIT / 1024
             ),
             Lost::NoMemory => f.write_str("out of memory"),
-            Lost::Serialization(error) => write!(f, "serialization failed: {error:?}"),
+            Lost::Merge(error) => error.fmt(f),
         }
     }
 }
 
-/// The final profile of a module at unload, if it fits in `budget` bytes.
 #[cfg(CONFIG_MODULES)]
-fn final_profile(object: &ProfiledObject, budget: usize) -> Result<VVec<u8>, Lost> {
-    // Measured first: a profile over the limit is not even allocated.
-    if measure_profile(object).map_err(Lost::Serialization)? > budget {
-        return Err(Lost::OverLimit);
+impl From<kernel::alloc::AllocError> for Lost {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        Lost::NoMemory
     }
-    let profile = serialize_profile(object).map_err(|error| {
-        if error == ENOMEM {
-            Lost::NoMemory
-        } else {
-            Lost::Serialization(error)
+}
+
+#[cfg(CONFIG_MODULES)]
+impl Entry {
+    /// Publishes `descriptor`, the last step of a registration; false if
+    /// a module of this name is live (then `descriptor` is dropped).
+    fn publish(&self, descriptor: KBox<Descriptor>) -> bool {
+        let _writer = self.writer.lock();
+        if !self.module.live.load(Ordering::Acquire).is_null() {
+            return false;
         }
-    })?;
-    // It may have grown since it was measured.
-    if profile.len() > budget {
-        return Err(Lost::OverLimit);
+        let _change = self.begin_change();
+        let descriptor: &'static Descriptor = KBox::leak(descriptor);
+        // INVARIANT: leaked, published under `writer`.
+        self.module.live.store(
+            descriptor as *const Descriptor as *mut Descriptor,
+            Ordering::Release,
+        );
+        objects::publish(descriptor);
+        MODULES_LIVE.fetch_add(1, Ordering::Relaxed);
+        true
     }
-    Ok(profile)
-}
 
-/// All entries, and what the runtime as a whole reports.
-pub(crate) struct Registry {
-    entries: KVec<Entry>,
-    /// The `pgo` directory, once its fixed files exist.
-    dir: Option<Dir>,
-    /// Module loads profiled, since boot.
-    modules_profiled: usize,
-    /// Module loads not profiled although instrumented, since boot.
-    modules_refused: usize,
-    /// Module descriptors published (never freed), since boot.
-    descriptors: usize,
-}
-
-/// Appends `entry` and creates its file `<name>.profraw` in `dir`, which
-/// names it by its index; returns the index.
-fn add_entry(entries: &mut KVec<Entry>, dir: &Dir, entry: Entry) -> Result<usize> {
-    const SUFFIX: &[u8] = b".profraw\0";
-    entries.reserve(1, GFP_KERNEL)?;
-    let index = entries.len();
-    let name = entry.name.as_bytes();
-    let mut file_name = [0u8; NAME_LEN + SUFFIX.len()];
-    file_name[..name.len()].copy_from_slice(name);
-    file_name[name.len()..name.len() + SUFFIX.len()].copy_from_slice(SUFFIX);
-    let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
-    dir.snapshot_file::<ProfileFile>(file_name, index)?;
-    // Cannot fail: the room was reserved above. Were it to fail, the file
-    // would name no entry, and opening it would fail with ENODEV.
-    entries.push(entry, GFP_KERNEL)?;
-    Ok(index)
-}
-
-impl Registry {
-    const fn new() -> Self {
-        Self {
-            entries: KVec::new(),
-            dir: None,
-            modules_profiled: 0,
-            modules_refused: 0,
-            descriptors: 0,
+    /// Withdraws the live descriptor of module `id`, keeps its counts, and
+    /// frees it after a grace period. Nothing if `id` is not live here.
+    fn withdraw(&self, id: usize) {
+        let writer = self.writer.lock();
+        let live = self.module.live.load(Ordering::Acquire);
+        // SAFETY: a published descriptor, freed only below, under `writer`
+        // (type invariant).
+        match unsafe { live.as_ref() } {
+            Some(descriptor) if descriptor.module == id => {}
+            _ => return,
+        }
+        let change = self.begin_change();
+        // SAFETY: as above.
+        let descriptor = unsafe { &*live };
+        // Withdrawn first: its exit function has run, the counters are
+        // final but for code that outlives it (async work), whose values are
+        // no longer recorded.
+        objects::withdraw(descriptor);
+        let kept = self.keep(&descriptor.object);
+        self.last.store(&descriptor.object.stats());
+        // INVARIANT: unpublished under `writer`; freed below, after a grace
+        // period.
+        self.module.live.store(ptr::null_mut(), Ordering::Release);
+        drop(change);
+        drop(writer);
+        MODULES_LIVE.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: leaked by `publish`; no longer reachable from the entry
+        // or the map by anything that begins from now on.
+        objects::retire(unsafe { KBox::from_raw(live) });
+        match kept {
+            Ok(()) => {
+                self.kept_unloads.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(reason) => {
+                self.lost_unloads.fetch_add(1, Ordering::Relaxed);
+                if unload_warning_allowed() {
+                    pr_warn!("module {}: profile not kept ({reason})\n", self.name);
+                }
+            }
         }
     }
 
-    fn kept_bytes(&self) -> usize {
-        self.entries.iter().map(|e| e.kept_bytes()).sum()
-    }
-
-    /// The contents of the `.profraw` file of entry `index`.
-    pub(crate) fn profile(&self, index: usize) -> Result<VVec<u8>> {
-        self.entries.get(index).ok_or(ENODEV)?.snapshot()
-    }
-
-    /// Applies a `reset` command (see [`ResetTarget`]); an unknown name or
-    /// a malformed command is `EINVAL` and changes nothing.
-    pub(crate) fn reset(&mut self, command: &[u8]) -> Result {
-        let target = ResetTarget::parse(command)?;
-        let mut entries = self.entries.iter_mut();
-        let entry = match target {
-            ResetTarget::All => return entries.try_for_each(|entry| entry.reset()),
-            ResetTarget::Vmlinux => entries.find(|entry| matches!(entry.kind, Kind::Vmlinux)),
-            ResetTarget::Module(name) => entries.find(|entry| entry.is_module(name)),
+    /// Merges the counts of `live`, a module being unloaded, into the
+    /// saved profile of its build, created if there is none. The caller
+    /// holds `writer` and a change.
+    fn keep(&self, live: &ProfiledObject) -> Result<(), Lost> {
+        let records = live.record_count();
+        let mut scratch = KVVec::with_capacity(records, GFP_KERNEL)?;
+        for _ in 0..records {
+            scratch.push(FunctionAddress::default(), GFP_KERNEL)?;
+        }
+        let mut saved = self.module.saved.load(Ordering::Acquire);
+        // SAFETY: the list's profiles are freed only under `writer`, which
+        // the caller holds (type invariant).
+        while let Some(profile) = unsafe { saved.as_ref() } {
+            if same_build(&profile.object, live) {
+                return merge(&profile.object, live, &mut scratch)
+                    .map(|_| ())
+                    .map_err(Lost::Merge);
+            }
+            saved = profile.older.load(Ordering::Acquire);
+        }
+        // The first unload of this build: a saved profile of its own.
+        let layout = SavedLayout::of(live).map_err(|e| Lost::Merge(MergeError::Version(e)))?;
+        let bytes = layout.size();
+        KEPT_BYTES
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+                kept.checked_add(bytes)
+                    .filter(|&total| total <= KEPT_PROFILES_LIMIT)
+            })
+            .map_err(|_| Lost::OverLimit)?;
+        let profile = self.new_saved(live, &layout, &mut scratch);
+        let profile = match profile {
+            Ok(profile) => profile,
+            Err(lost) => {
+                KEPT_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+                return Err(lost);
+            }
         };
-        entry.ok_or(EINVAL)?.reset()
+        KEPT_PROFILES.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: leaked, linked in front of the list under `writer`.
+        self.module.saved.store(KBox::into_raw(profile), Ordering::Release);
+        Ok(())
     }
 
-    /// The `stats` file: the runtime, then one line per entry.
-    pub(crate) fn stats(&self) -> Result<VVec<u8>> {
-        let mut text = Text(VVec::new());
-        self.write_stats(&mut text).map_err(|_| ENOMEM)?;
-        Ok(text.0)
-    }
-
-    fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
-        writeln!(
-            out,
-            "runtime module_slots={MODULE_SLOTS} module_slots_used={} modules_profiled={} \
-             modules_refused={} descriptors={} descriptor_bytes={} kept_bytes={} \
-             kept_limit_bytes={KEPT_PROFILES_LIMIT}",
-            objects::slots_in_use(),
-            self.modules_profiled,
-            self.modules_refused,
-            self.descriptors,
-            self.descriptors * objects::DESCRIPTOR_BYTES,
-            self.kept_bytes(),
-        )?;
-        self.entries.iter().try_for_each(|e| e.write_stats(out))
+    /// A saved profile of `live`'s build, holding `live`'s counts.
+    fn new_saved(
+        &self,
+        live: &ProfiledObject,
+        layout: &SavedLayout,
+        scratch: &mut [FunctionAddress],
+    ) -> Result<KBox<Saved>, Lost> {
+        let mut buffer = KVVec::from_elem(0u64, layout.size().div_ceil(8), GFP_KERNEL)?;
+        // SAFETY: the layout is `live`'s, whose sections are mapped during
+        // its GOING notification; the buffer is zeroed, 8-byte aligned,
+        // large enough, and moves into the saved profile with the
+        // descriptor, never resized.
+        let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
+        merge(&object, live, scratch).map_err(Lost::Merge)?;
+        RcuBox::new(SavedProfile {
+            object,
+            _buffer: buffer,
+            bytes: layout.size(),
+            older: AtomicPtr::new(self.module.saved.load(Ordering::Acquire)),
+        })
+        .map_err(|_| Lost::NoMemory)
     }
 }
 
 #[cfg(CONFIG_MODULES)]
 impl Registry {
-    /// The entry of the module `id` if it is live.
-    fn live_module(&self, id: usize) -> Option<usize> {
-        self.entries.iter().position(|entry| match &entry.kind {
-            Kind::Module {
-                live: Some(live), ..
-            } => live.id == id,
-            _ => false,
-        })
-    }
-
-    /// A live module found by the walk at init: registered as at COMING.
-    fn module_loaded(&mut self, module: &Module<'_>) {
-        // Checked again under the registry lock, which GOING takes too.
-        if module.is_live() {
-            self.module_coming(module);
-        }
-    }
-
-    /// `MODULE_STATE_COMING` (or a module found by the walk): registers an
-    /// instrumented module once.
-    fn module_coming(&mut self, module: &Module<'_>) {
-        if !module.is_instrumented() || self.live_module(module.id()).is_some() {
+    /// `MODULE_STATE_COMING`: registers an instrumented module.
+    fn module_coming(&self, module: &Module<'_>) {
+        if !module.is_instrumented() {
             return;
         }
         let name = Name::new(module.name());
         match self.register(module, &name) {
-            Ok(()) => self.modules_profiled += 1,
+            Ok(()) => {
+                MODULES_PROFILED.fetch_add(1, Ordering::Relaxed);
+            }
             Err(refusal) => {
-                self.modules_refused += 1;
+                MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
                 pr_err!("module {name}: {refusal}; not profiled\n");
             }
         }
@@ -445,91 +800,39 @@ impl Registry {
 
     /// Registers and publishes `module`: every fallible step first,
     /// publication last.
-    fn register(&mut self, module: &Module<'_>, name: &Name) -> Result<(), Refusal> {
+    fn register(&self, module: &Module<'_>, name: &Name) -> Result<(), Refusal> {
         if name.as_bytes() == b"vmlinux" {
             return Err(Refusal::NamedVmlinux);
         }
-        let existing = self
-            .entries
-            .iter()
-            .position(|entry| entry.is_module(name.as_bytes()));
-        if existing.is_some_and(|index| self.entries[index].object().is_some()) {
-            return Err(Refusal::NameLive);
-        }
-        // The descriptor's sections are read only through the `LiveModule`
-        // below, which `module_going` takes out of its entry when it handles
-        // the module's GOING notification (found by `id`, under the registry
-        // lock) and ends with `withdraw_then`; the hooks read them as
-        // `ProfiledObject` allows. If a later step fails, the descriptor is
+        // The descriptor's sections are read by the hooks and by readers
+        // only as `profiled_object` allows: `module_going` withdraws it
+        // from both when it handles the module's GOING notification, and
+        // frees it after a grace period. If a later step fails, it is
         // dropped unused.
-        // SAFETY: the module is COMING (notifier) or live (walk, under
-        // `module_mutex`), and kpgo's notifier, registered before either
-        // call, gets its GOING notification; reads end there, as above.
+        // SAFETY: the module is COMING, and kpgo's notifier, registered
+        // before any module could load, gets its GOING notification.
         let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
-        object.set_values_per_site(vmlinux().values_per_site());
-        let slot = objects::reserve().ok_or(Refusal::NoSlot)?;
-        let descriptor = objects::Unpublished::new(object).map_err(Refusal::Failed)?;
-        let index = match existing {
-            Some(index) => index,
-            None => {
-                let dir = self.dir.as_ref().ok_or(Refusal::Failed(ENODEV))?;
-                let kind = Kind::Module {
-                    live: None,
-                    last: Stats::default(),
-                };
-                add_entry(
-                    &mut self.entries,
-                    dir,
-                    Entry::new(kind, Name::new(name.as_bytes())),
-                )
-                .map_err(Refusal::Failed)?
-            }
-        };
-        // The last step, which cannot fail.
-        let live = LiveModule {
-            published: slot.publish(descriptor),
-            id: module.id(),
-        };
-        self.descriptors += 1;
-        if let Kind::Module { live: place, .. } = &mut self.entries[index].kind {
-            *place = Some(live);
+        if !objects::in_module_area(&object) {
+            return Err(Refusal::OutsideArea);
         }
-        Ok(())
+        object.set_values_per_site(vmlinux().values_per_site());
+        let descriptor = ModuleObject::new(object, module.id()).map_err(Refusal::Failed)?;
+        objects::reserve(&descriptor.object).map_err(Refusal::Failed)?;
+        let entry = self.add(Kind::Module, name).map_err(Refusal::Failed)?;
+        // The last step, which cannot fail but for a name that is live.
+        if entry.publish(descriptor) {
+            Ok(())
+        } else {
+            Err(Refusal::NameLive)
+        }
     }
 
-    /// `MODULE_STATE_GOING`: withdraws the module, keeps its final
-    /// profile. A module that was not registered (not instrumented,
-    /// refused) has no live entry and is ignored.
-    fn module_going(&mut self, module: &Module<'_>) {
-        let Some(index) = self.live_module(module.id()) else {
-            return;
-        };
-        let budget = KEPT_PROFILES_LIMIT.saturating_sub(self.kept_bytes());
-        let entry = &mut self.entries[index];
-        let Kind::Module { live, last } = &mut entry.kind else {
-            return;
-        };
-        let Some(gone) = live.take() else {
-            return;
-        };
-        // Withdrawn first: its exit function has run, the counters are
-        // final but for code that outlives it (async work, timers), whose
-        // values are no longer recorded.
-        let profile = gone.published.withdraw_then(|object| {
-            *last = object.stats();
-            final_profile(object, budget)
-        });
-        let kept = profile.and_then(|profile| {
-            entry
-                .kept
-                .push(profile, GFP_KERNEL)
-                .map_err(|_| Lost::NoMemory)
-        });
-        if let Err(reason) = kept {
-            entry.lost += 1;
-            if unload_warning_allowed() {
-                pr_warn!("module {}: profile not kept ({reason})\n", entry.name);
-            }
+    /// `MODULE_STATE_GOING`: withdraws the module and keeps its counts. A
+    /// module that was not registered (not instrumented, refused) has no
+    /// live entry and is ignored.
+    fn module_going(&self, module: &Module<'_>) {
+        if let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) {
+            entry.withdraw(module.id());
         }
     }
 }
@@ -546,16 +849,35 @@ impl Write for Text {
 }
 
 /// The registry: set once by [`init`], never freed.
-static REGISTRY: AtomicPtr<Mutex<Registry>> = AtomicPtr::new(ptr::null_mut());
+static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(ptr::null_mut());
 
-/// Locks the registry; `ENODEV` before [`init`] created it.
-pub(crate) fn lock() -> Result<Guard<'static, Registry, MutexBackend>> {
-    let registry = REGISTRY.load(Ordering::Acquire);
+/// The registry; `ENODEV` before [`init`] created it.
+fn registry() -> Result<&'static Registry> {
     // SAFETY: `REGISTRY` is null or, stored once by `init`, a pointer from
-    // `KBox::into_raw` to an initialised, pinned mutex that is never freed
-    // nor moved.
-    let registry = unsafe { registry.as_ref() }.ok_or(ENODEV)?;
-    Ok(registry.lock())
+    // `KBox::into_raw` to an initialised, pinned registry that is never
+    // freed nor moved.
+    unsafe { REGISTRY.load(Ordering::Acquire).as_ref() }.ok_or(ENODEV)
+}
+
+/// The entry a `.profraw` file was created with.
+///
+/// # Safety
+///
+/// `key` is the key of a file that [`Registry::add`] created: the address
+/// of an entry that is never freed.
+pub(crate) unsafe fn entry_of_file(key: usize) -> &'static Entry {
+    // SAFETY: the function's contract.
+    unsafe { &*(key as *const Entry) }
+}
+
+/// The `stats` file.
+pub(crate) fn stats() -> Result<VVec<u8>> {
+    registry()?.stats()
+}
+
+/// A `reset` command.
+pub(crate) fn reset(command: &[u8]) -> Result {
+    registry()?.reset(command)
 }
 
 #[cfg(CONFIG_MODULES)]
@@ -564,13 +886,13 @@ struct Events;
 #[cfg(CONFIG_MODULES)]
 impl ModuleEvents for Events {
     fn coming(module: &Module<'_>) {
-        if let Ok(mut registry) = lock() {
+        if let Ok(registry) = registry() {
             registry.module_coming(module);
         }
     }
 
     fn going(module: &Module<'_>) {
-        if let Ok(mut registry) = lock() {
+        if let Ok(registry) = registry() {
             registry.module_going(module);
         }
     }
@@ -579,15 +901,35 @@ impl ModuleEvents for Events {
 #[cfg(CONFIG_MODULES)]
 static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
 
+/// vmlinux's reset baselines: allocated once, never freed.
+fn attach_vmlinux_baselines() -> Result {
+    let capacity = vmlinux().node_capacity();
+    let mut baselines = KVVec::with_capacity(capacity, GFP_KERNEL)?;
+    for _ in 0..capacity {
+        baselines.push(AtomicU64::new(0), GFP_KERNEL)?;
+    }
+    let (baselines, _, _) = baselines.into_raw_parts();
+    // SAFETY: one zeroed baseline per node of vmlinux's pool, leaked (so
+    // valid for good, referenced from `VMLINUX` for kmemleak), accessed
+    // only through atomics.
+    unsafe { vmlinux().attach_baselines(baselines) };
+    Ok(())
+}
+
 /// Creates the registry, then the debugfs directory and its files, then
-/// follows modules (the notifier, then the modules already loaded). On an
-/// error, what was created is removed again (the registry stays, unused).
+/// follows modules. On an error, what was created is removed again (the
+/// registry stays, unused).
 pub(crate) fn init() -> Result {
+    attach_vmlinux_baselines()?;
+    let dir = Dir::create(c_str!("pgo"))?;
     let registry = KBox::pin_init(
-        kernel::new_mutex!(Registry::new(), "kpgo_registry"),
+        pin_init!(Registry {
+            creating <- kernel::new_mutex!(Some(dir), "kpgo_registry"),
+            newest: AtomicPtr::new(ptr::null_mut()),
+        }),
         GFP_KERNEL,
     )?;
-    // SAFETY: the mutex is never moved out of its allocation: the box
+    // SAFETY: the registry is never moved out of its allocation: the box
     // becomes a raw pointer that is never freed.
     let registry = KBox::into_raw(unsafe { Pin::into_inner_unchecked(registry) });
     REGISTRY
@@ -598,35 +940,21 @@ pub(crate) fn init() -> Result {
             Ordering::Acquire,
         )
         .map_err(|_| EBUSY)?;
-
-    let dir = Dir::create(c_str!("pgo"))?;
-    let files = lock().and_then(|mut registry| {
-        let vmlinux = Entry::new(Kind::Vmlinux, Name::new(b"vmlinux"));
-        add_entry(&mut registry.entries, &dir, vmlinux)?;
-        Ok(())
-    });
-    // Without the registry lock: removing waits for running handlers,
-    // which take it.
-    if let Err(error) = files.and_then(|()| debugfs::create_fixed_files(&dir)) {
-        dir.remove();
-        return Err(error);
-    }
-    lock()?.dir = Some(dir);
-
-    #[cfg(CONFIG_MODULES)]
-    {
-        if let Err(error) = MODULE_NOTIFIER.register() {
-            let dir = lock()?.dir.take();
-            if let Some(dir) = dir {
-                dir.remove();
-            }
-            return Err(error);
-        }
-        for_each_loaded_module(|module| {
-            if let Ok(mut registry) = lock() {
-                registry.module_loaded(module);
-            }
+    let registry = self::registry()?;
+    let files = registry
+        .add(Kind::Vmlinux, &Name::new(b"vmlinux"))
+        .and_then(|_| match registry.creating.lock().as_ref() {
+            Some(dir) => debugfs::create_fixed_files(dir),
+            None => Err(ENODEV),
         });
+    #[cfg(CONFIG_MODULES)]
+    let files = files.and_then(|()| MODULE_NOTIFIER.register());
+    if let Err(error) = files {
+        // Removing waits for running handlers; none takes this lock.
+        if let Some(dir) = registry.creating.lock().take() {
+            dir.remove();
+        }
+        return Err(error);
     }
     Ok(())
 }

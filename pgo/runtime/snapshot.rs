@@ -1,50 +1,69 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Raw profiles serialized in one piece.
+//! Raw profiles serialized in one piece, without a lock.
 //!
 //! A file is serialized when it is opened, so that every read of it sees
 //! the same bytes whatever its read sizes and seeks, and the object (a
-//! module) may go away while the file stays open. A module's final profile
-//! is serialized the same way at unload.
+//! module) may go away while the file stays open.
+//!
+//! An entry's profile is its saved profiles, then its live object. The
+//! read takes no lock that a module's load or unload waits for: it sizes
+//! the profile in an RCU read-side section (with room for every value the
+//! objects' pools could still list: `profile_size_bound`), allocates
+//! outside it, and serializes in a second one, which keeps what it reads
+//! alive. If a load, unload or reset of the entry changed what its profile
+//! is made of meanwhile (its change count moved), the bytes may mix two
+//! states: the read waits for that writer to finish, without holding
+//! anything, and starts again. A writer's change is short (a merge of one
+//! module), so the read completes once the entry is quiet for as long as
+//! serializing it takes.
 
 use kernel::prelude::*;
 
-use crate::profile::sections::ProfiledObject;
-use crate::profile::writer::{profile_size, serialize, WriteError};
+use super::kernel_api::ReadSection;
+use super::registry::Entry;
+use crate::profile::writer::{profile_size_bound, serialize, WriteError};
 
-/// How often to measure again when new values keep arriving between
-/// measuring and writing (each retry sees a pool closer to full, so this
-/// converges quickly).
-const MAX_ATTEMPTS: usize = 8;
-
-/// The size of the raw profile of `object` as it is now.
-pub(crate) fn measure_profile(object: &ProfiledObject) -> Result<usize> {
-    profile_size(object).map_err(|_| EINVAL)
-}
-
-/// The raw profile of `object` as it is now.
-#[cfg(CONFIG_MODULES)]
-pub(crate) fn serialize_profile(object: &ProfiledObject) -> Result<VVec<u8>> {
-    append_profile(object, VVec::new())
-}
-
-/// Appends the raw profile of `object` to `bytes`.
-pub(crate) fn append_profile(object: &ProfiledObject, mut bytes: VVec<u8>) -> Result<VVec<u8>> {
-    let start = bytes.len();
-    for _ in 0..MAX_ATTEMPTS {
-        let size = measure_profile(object)?;
-        bytes.extend_with(size, 0, GFP_KERNEL)?;
-        match serialize(object, &mut bytes[start..]) {
-            Ok(written) => {
-                // SAFETY: `written <= size`: the length shrinks to bytes
+/// The raw profile of `entry`: its saved profiles, then the live one.
+pub(crate) fn entry_profile(entry: &Entry) -> Result<VVec<u8>> {
+    let mut bytes = VVec::new();
+    loop {
+        let Some(changes) = entry.stable_changes() else {
+            entry.wait_for_writer();
+            continue;
+        };
+        let mut bound = 0usize;
+        {
+            let section = ReadSection::enter();
+            entry.for_each_object(&section, |object| {
+                bound = bound.saturating_add(profile_size_bound(object).map_err(|_| EINVAL)?);
+                Ok::<(), Error>(())
+            })?;
+        }
+        if bytes.len() < bound {
+            bytes.extend_with(bound - bytes.len(), 0, GFP_KERNEL)?;
+        }
+        let mut written = 0;
+        let serialized = {
+            let section = ReadSection::enter();
+            entry.for_each_object(&section, |object| {
+                written += serialize(object, &mut bytes[written..])?;
+                Ok::<(), WriteError>(())
+            })
+        };
+        let unchanged = entry.unchanged_since(changes);
+        match serialized {
+            Ok(()) if unchanged => {
+                // SAFETY: `written <= bound`: the length shrinks to bytes
                 // that `extend_with` initialised.
-                unsafe { bytes.set_len(start + written) };
+                unsafe { bytes.set_len(written) };
                 return Ok(bytes);
             }
-            // SAFETY: the length shrinks back to the prefix, initialised.
-            Err(WriteError::Overflow) => unsafe { bytes.set_len(start) },
+            // A change meanwhile, the only way past the bound.
+            Ok(()) | Err(WriteError::Overflow) if !unchanged => continue,
+            // Past the bound with no change: never, but no endless loop.
+            Ok(()) | Err(WriteError::Overflow) => return Err(EIO),
             Err(WriteError::Format(_)) => return Err(EINVAL),
         }
     }
-    Err(EAGAIN)
 }

@@ -21,7 +21,10 @@ touch "$root/build/linux/kernel/pgo/pgo/kpgo.rs"
 status=0
 "$root/scripts/kmake" CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver kernel/pgo/ >"$log" 2>&1 || status=$?
 check "kernel/pgo/ builds under clippy-driver (status $status; $log)" test "$status" -eq 0
-check "clippy: no warning or error in kernel/pgo/ ($(grep -cE '^(warning|error)' "$log"))" \
-	bash -c "! grep -qE '^(warning|error)' '$log'"
-grep -E -A6 '^(warning|error)' "$log" | head -40
+# Lines that start with the word (rustc, clippy) or carry it after a file
+# name (objtool: "kernel/pgo/pgo/kpgo.o: warning: objtool: ...").
+warnings='^(warning|error)|^[^ ]*: (warning|error):'
+check "clippy, rustc and objtool: no warning or error in kernel/pgo/ ($(grep -cE "$warnings" "$log"))" \
+	bash -c "test -s '$log' && ! grep -qE '$warnings' '$log'"
+grep -E -A6 "$warnings" "$log" | head -40
 summary kernel-clippy

@@ -54,6 +54,7 @@ touch /tmp/async-stop
 wait $reader
 mark "async end"
 save $pgo/pgo_test_async.profraw async.profraw
+cat $pgo/stats >$r/stats-async
 step async
 
 # 3a. A module named vmlinux (pgo_test_a renamed): never profiled,

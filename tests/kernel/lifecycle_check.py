@@ -210,10 +210,13 @@ def paths(r, console):
     check_runs("pgo_test_initfail.profraw after 100 failed inits (kept profiles)",
                r / "initfail.profraw", INITFAIL, 100)
     obj = stats_object(read(r / "stats-initfail"), "pgo_test_initfail")
-    check("stats: pgo_test_initfail unloaded, kept_profiles=100 lost_profiles=0",
+    check("stats: pgo_test_initfail unloaded, its 100 unloads merged into 1 kept profile",
           len(obj) == 1 and obj[0].get("state") == "unloaded"
-          and obj[0].get("kept_profiles") == "100" and obj[0].get("lost_profiles") == "0",
+          and obj[0].get("kept_profiles") == "1" and obj[0].get("kept_unloads") == "100"
+          and obj[0].get("lost_profiles") == "0",
           str(obj) or read(r / "stats-initfail")[:300])
+    check("pgo_test_initfail.profraw is one raw profile (merged in place)",
+          profiles_in(r / "initfail.profraw") == 1, f"{profiles_in(r / 'initfail.profraw')}")
 
     # 2. Timers, work and async work across unload.
     check("pgo_test_async: 10 loads and unloads", absent(r, "async-errors", "async"),
@@ -227,8 +230,12 @@ def paths(r, console):
     work = (fns or {}).get("pgo_test_async_work_once")
     check("pgo_test_async.profraw: accepted, workload counted",
           work is not None and work.counts and work.counts[0] > 0, str(work)[:200])
-    check("pgo_test_async.profraw holds the 10 kept profiles",
-          profiles_in(r / "async.profraw") == 10, f"{profiles_in(r / 'async.profraw')} profiles")
+    check("pgo_test_async.profraw is one raw profile: the 10 unloads merged in place",
+          profiles_in(r / "async.profraw") == 1, f"{profiles_in(r / 'async.profraw')} profiles")
+    obj = stats_object(read(r / "stats-async"), "pgo_test_async")
+    check("stats: pgo_test_async's 10 unloads kept in 1 profile",
+          len(obj) == 1 and obj[0].get("kept_unloads") == "10"
+          and obj[0].get("kept_profiles") == "1", str(obj))
 
     # 3a. A module named vmlinux.
     check("a module named vmlinux loads", read(r / "vmlinux-named-insmod").strip() == "0")

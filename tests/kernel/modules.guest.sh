@@ -92,6 +92,12 @@ echo module:1 >$pgo/reset
 cat $pgo/1.profraw >$r/1-after-reset-1-module.profraw
 rmmod all
 rmmod 1
+# Descriptors are freed a grace period after their unload.
+i=0
+while [ $i -lt 100 ] && ! grep -q ' descriptors=0 ' $pgo/stats; do
+	sleep 0.1
+	i=$((i + 1))
+done
 cat $pgo/stats >$r/stats-end
 step done
 echo "modules guest done"
