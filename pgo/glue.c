@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C side of kpgo's runtime (kpgo.rs): its initcall, what the Rust
- * side needs of static inlines and macros (preemption and RCU read-side
- * sections, the module area), the rate limit of its unload warnings, and
+ * side needs of static inlines and macros (rescheduling, preemption and
+ * RCU read-side sections, the module area), the rate limit of its unload
+ * warnings, and
  * the export of the Rust hooks to modules (Rust built into the kernel has
  * no way to export a symbol in 6.12).
  *
@@ -14,6 +15,7 @@
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <asm/pgtable.h>
 
 #include "kpgo.h"
@@ -32,6 +34,12 @@ static int __init kpgo_initcall(void)
 	return kpgo_init();
 }
 fs_initcall(kpgo_initcall);
+
+/* Between two chunks of a long profile serialization. */
+void kpgo_cond_resched(void)
+{
+	cond_resched();
+}
 
 #ifdef CONFIG_MODULES
 /*

@@ -20,8 +20,10 @@ int kpgo_init(void);
 #define KPGO_HOOK(name) \
 	void __llvm_profile_##name(u64 value, void *data, u32 index)
 
-#ifdef CONFIG_MODULES
 /* C: glue.c, called by runtime/kernel_api.rs. */
+void kpgo_cond_resched(void);
+
+#ifdef CONFIG_MODULES
 void kpgo_hook_enter(void);
 void kpgo_hook_exit(void);
 void kpgo_read_lock(void);

@@ -106,3 +106,16 @@ check-defconfig:
 # Every commit of the series builds (build/bisect/): tens of minutes.
 check-bisect:
 	$(KPGO_REPO)/tests/kernel/bisect.sh
+
+# tests/kernel/scale.sh with 10,000 load/unload cycles (make check runs
+# 2,000): kpgo's memory must not grow with them either.
+.PHONY: check-scale-long
+check-scale-long:
+	KPGO_SCALE_CYCLES=10000 $(KPGO_REPO)/tests/kernel/scale.sh
+
+# The tests against deliberate faults (tests/mutants/): each mutant of the
+# tree must turn a check red (build/mutants/report.md). About an hour on
+# 2 cores, so not part of make check. MUTANTS= names some of them.
+.PHONY: check-mutants
+check-mutants:
+	$(KPGO_REPO)/tests/mutants/run.py $(MUTANTS)

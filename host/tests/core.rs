@@ -753,3 +753,41 @@ fn racing_appends_below_the_limit_never_list_a_value_twice() {
         }
     }
 }
+
+/// A paced sink writes the same bytes, and pauses about every `PACE`
+/// bytes: between chunks of a large section and between records.
+#[test]
+fn a_paced_sink_writes_the_same_bytes_and_pauses_on_the_way() {
+    use kpgo::profile::sink::{Paced, Sink, SliceSink, PACE};
+    use kpgo::profile::writer::write_profile;
+    let shapes = (0..2000)
+        .map(|i| FunctionShape {
+            counters: 1 + i % 40,
+            bitmap_bytes: 0,
+            sites: [1, 0, 0],
+        })
+        .collect();
+    let fake = FakeObject::new(V10, shapes, 5000, 64, Vec::new());
+    let object = fake.object();
+    for i in 0..2000 {
+        object.record_target(fake.record_addr(i), 0, i as u64);
+    }
+    let plain = snapshot(&fake);
+    let mut bytes = vec![0u8; plain.len()];
+    let mut pauses = 0;
+    let mut sink = Paced::new(SliceSink::new(&mut bytes), || pauses += 1);
+    write_profile(&object, &mut sink).unwrap();
+    assert_eq!(sink.position(), plain.len());
+    drop(sink);
+    assert_eq!(bytes, plain);
+    assert!(
+        pauses >= plain.len() / PACE - 1,
+        "{pauses} pauses for {} bytes",
+        plain.len()
+    );
+    assert!(
+        pauses <= plain.len() / PACE + 4,
+        "{pauses} pauses for {} bytes",
+        plain.len()
+    );
+}

@@ -109,8 +109,11 @@ fn merged(saved: &Saved, live: &FakeObject) -> Result<u64, MergeError> {
     merge(&saved.object, &live.object(), &mut scratch).map(|stats| stats.values_dropped)
 }
 
-/// The (value, count) pairs of each site of record 0, by kind.
-fn record0(parsed: &Parsed) -> Vec<(u32, Vec<Vec<(u64, u64)>>)> {
+/// Per value kind of a record, the (value, count) pairs of each site.
+type RecordValues = Vec<(u32, Vec<Vec<(u64, u64)>>)>;
+
+/// The values of record 0.
+fn record0(parsed: &Parsed) -> RecordValues {
     parsed.values[0].clone()
 }
 
@@ -145,7 +148,10 @@ fn a_saved_copy_is_the_live_profile_then_sums_later_loads() {
         assert_eq!(kept.counters, doubled);
         assert_eq!(kept.bitmap, live.bitmap, "bitmap bytes OR");
         let want = vec![
-            (0, vec![vec![(first_base + 2, 6)], vec![(0xffff_8000_dead_0000, 2)]]),
+            (
+                0,
+                vec![vec![(first_base + 2, 6)], vec![(0xffff_8000_dead_0000, 2)]],
+            ),
             (1, vec![vec![(8, 2), (64, 4)]]),
         ];
         assert_eq!(record0(&kept), want);

@@ -36,6 +36,10 @@ pub trait Sink {
     /// Overwrites bytes written earlier at `position`.
     fn patch(&mut self, position: usize, bytes: &[u8]);
 
+    /// A point between two parts of the profile (the writer passes one
+    /// after each record's values), where a [`Paced`] sink may pause.
+    fn checkpoint(&mut self) {}
+
     /// Appends a native-endian `u64`.
     fn put_u64(&mut self, word: u64) -> Result<(), Overflow> {
         self.put(&word.to_ne_bytes())
@@ -139,5 +143,83 @@ impl Sink for SliceSink<'_> {
 
     fn patch(&mut self, position: usize, bytes: &[u8]) {
         self.buf[position..position + bytes.len()].copy_from_slice(bytes);
+    }
+}
+
+/// Bytes a [`Paced`] sink writes between two pauses.
+pub const PACE: usize = 64 * 1024;
+
+/// A sink that calls `pause` after about every [`PACE`] bytes: between
+/// chunks of a large part, and at the writer's checkpoints. The kernel
+/// reschedules there, so that serializing a large profile (vmlinux's: MBs)
+/// does not hold a CPU for as long as that takes.
+pub struct Paced<S, F> {
+    inner: S,
+    pause: F,
+    since: usize,
+}
+
+impl<S: Sink, F: FnMut()> Paced<S, F> {
+    /// Wraps `inner`.
+    pub fn new(inner: S, pause: F) -> Self {
+        Self {
+            inner,
+            pause,
+            since: 0,
+        }
+    }
+
+    /// The sink it wraps.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    fn wrote(&mut self, len: usize) {
+        self.since = self.since.saturating_add(len);
+    }
+}
+
+impl<S: Sink, F: FnMut()> Sink for Paced<S, F> {
+    fn position(&self) -> usize {
+        self.inner.position()
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        for chunk in bytes.chunks(PACE) {
+            self.inner.put(chunk)?;
+            self.wrote(chunk.len());
+            self.checkpoint();
+        }
+        Ok(())
+    }
+
+    fn put_zeros(&mut self, len: usize) -> Result<(), Overflow> {
+        self.inner.put_zeros(len)?;
+        self.wrote(len);
+        Ok(())
+    }
+
+    unsafe fn put_live(&mut self, src: *const u8, len: usize) -> Result<(), Overflow> {
+        let mut offset = 0;
+        while offset < len {
+            let chunk = PACE.min(len - offset);
+            // SAFETY: a part of the caller's range.
+            unsafe { self.inner.put_live(src.wrapping_add(offset), chunk)? };
+            offset += chunk;
+            self.wrote(chunk);
+            self.checkpoint();
+        }
+        Ok(())
+    }
+
+    fn patch(&mut self, position: usize, bytes: &[u8]) {
+        self.inner.patch(position, bytes);
+    }
+
+    fn checkpoint(&mut self) {
+        if self.since >= PACE {
+            self.since = 0;
+            (self.pause)();
+        }
     }
 }

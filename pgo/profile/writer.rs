@@ -58,9 +58,19 @@ pub fn profile_size(object: &ProfiledObject) -> Result<usize, WriteError> {
 /// size now, plus one value's room for each node not handed out yet (only
 /// a node can add a value to a site; evictions replace values).
 pub fn profile_size_bound(object: &ProfiledObject) -> Result<usize, WriteError> {
+    profile_size_bound_in(object, &mut Measure::new())
+}
+
+/// [`profile_size_bound`], measured in `measure` (a [`Measure`], maybe
+/// wrapped), which starts at 0.
+pub fn profile_size_bound_in<S: Sink>(
+    object: &ProfiledObject,
+    measure: &mut S,
+) -> Result<usize, WriteError> {
     // Read before measuring: nodes taken meanwhile are in either figure.
     let free_nodes = object.pool.capacity() - object.pool.used();
-    Ok(profile_size(object)? + free_nodes * VALUE_DATA_SIZE)
+    write_profile(object, measure)?;
+    Ok(measure.position() + free_nodes * VALUE_DATA_SIZE)
 }
 
 /// Serializes the profile of `object` into `buf`; returns the bytes written.
@@ -122,6 +132,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
 
     for i in 0..num_data {
         write_value_blob(object, &object.record(&version, i), &version, sink)?;
+        sink.checkpoint();
     }
     Ok(())
 }

@@ -60,7 +60,7 @@ use super::{registry, snapshot};
 pub(crate) struct ProfileFile;
 
 impl SnapshotSource for ProfileFile {
-    fn snapshot(key: usize) -> Result<VVec<u8>> {
+    fn snapshot(key: usize) -> Result<KVVec<u8>> {
         // SAFETY: `Registry::add` creates these files, with that key.
         snapshot::entry_profile(unsafe { registry::entry_of_file(key) })
     }
@@ -70,7 +70,7 @@ impl SnapshotSource for ProfileFile {
 struct StatsFile;
 
 impl SnapshotSource for StatsFile {
-    fn snapshot(_key: usize) -> Result<VVec<u8>> {
+    fn snapshot(_key: usize) -> Result<KVVec<u8>> {
         registry::stats()
     }
 }

@@ -41,7 +41,7 @@ unsafe impl Send for Dir {}
 /// A read-only file whose contents are produced once, when it is opened.
 pub(crate) trait SnapshotSource {
     /// The contents of the file created with `key`, as of now.
-    fn snapshot(key: usize) -> Result<VVec<u8>>;
+    fn snapshot(key: usize) -> Result<KVVec<u8>>;
 }
 
 /// A write-only file that takes short commands.
@@ -177,7 +177,7 @@ unsafe extern "C" fn snapshot_read(
 ) -> isize {
     // SAFETY: `private_data` holds the bytes `snapshot_open` attached, freed
     // only by `snapshot_release`, which the VFS never runs during a read.
-    let bytes = unsafe { &*((*file).private_data as *const VVec<u8>) };
+    let bytes = unsafe { &*((*file).private_data as *const KVVec<u8>) };
     // SAFETY: `buf`/`count` are the user's buffer and `pos` the position
     // (the function's contract); `bytes` is readable for its length.
     unsafe {
@@ -200,7 +200,7 @@ unsafe extern "C" fn snapshot_release(
 ) -> c_int {
     // SAFETY: `private_data` is `snapshot_open`'s `KBox::into_raw` (a failed
     // open is never released), released exactly once, here.
-    drop(unsafe { KBox::from_raw((*file).private_data as *mut VVec<u8>) });
+    drop(unsafe { KBox::from_raw((*file).private_data as *mut KVVec<u8>) });
     0
 }
 
@@ -255,11 +255,32 @@ fn read_command(
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
+// pgo/glue.c.
+extern "C" {
+    fn kpgo_cond_resched();
+}
+
+/// Lets the scheduler run another task if one should (`cond_resched()`).
+/// Only where the caller may sleep.
+pub(crate) fn reschedule_point() {
+    // SAFETY: no precondition beyond the caller's, who may sleep.
+    unsafe { kpgo_cond_resched() };
+}
+
+/// Sleeps a millisecond or so. Only where the caller may sleep.
+pub(crate) fn sleep_a_while() {
+    // SAFETY: no precondition beyond the caller's, who may sleep.
+    unsafe { bindings::msleep(1) };
+}
+
 /// An RCU read-side section, from [`Self::enter`] to the drop: what was
 /// found in it and is freed after a grace period (`free_after_grace_period`)
 /// stays valid until it ends. It must not sleep. (Without modules nothing
 /// is freed that way, and it is empty.)
-pub(crate) struct ReadSection(PhantomData<*mut ()>);
+pub(crate) struct ReadSection {
+    active: bool,
+    _not_send: PhantomData<*mut ()>,
+}
 
 impl ReadSection {
     /// Begins the section.
@@ -270,17 +291,45 @@ impl ReadSection {
         unsafe {
             modules::kpgo_read_lock()
         };
-        Self(PhantomData)
+        Self {
+            active: true,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// No section at all, where only objects that are never freed are
+    /// read (vmlinux's): serializing a whole kernel image's profile in an
+    /// RCU read-side section would hold every grace period up, and with
+    /// them every module unload.
+    ///
+    /// # Safety
+    ///
+    /// What is read while it is held is never freed.
+    pub(crate) unsafe fn for_static_objects() -> Self {
+        Self {
+            active: false,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl ReadSection {
+    /// Whether sleeping is allowed while this is held: only without a
+    /// section at all.
+    pub(crate) fn may_sleep(&self) -> bool {
+        !self.active
     }
 }
 
 impl Drop for ReadSection {
     fn drop(&mut self) {
-        // SAFETY: `enter` began the section in this task.
-        #[cfg(CONFIG_MODULES)]
-        unsafe {
-            modules::kpgo_read_unlock()
-        };
+        if self.active {
+            // SAFETY: `enter` began the section in this task.
+            #[cfg(CONFIG_MODULES)]
+            unsafe {
+                modules::kpgo_read_unlock()
+            };
+        }
     }
 }
 

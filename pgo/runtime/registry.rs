@@ -58,7 +58,7 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::{Dir, ReadSection};
+use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection};
 use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
 
@@ -205,8 +205,9 @@ impl ModuleParts {
 }
 
 /// Proof that an entry's live descriptor stays while it is held: an RCU
-/// read-side section begun before the descriptor is loaded, or the entry's
-/// writer mutex, without which it is not withdrawn.
+/// read-side section begun before the descriptor is loaded (for a module's
+/// entry, [`Entry::read_section`] begins one), or the entry's writer
+/// mutex, without which it is not withdrawn.
 pub(crate) trait KeepsLive {}
 
 impl KeepsLive for ReadSection {}
@@ -296,9 +297,22 @@ impl Entry {
         self.changes.load(Ordering::Relaxed) == changes
     }
 
-    /// Waits until the change under way, if any, is done.
+    /// Lets the change under way, if any, go on: sleeps a millisecond.
+    /// Not on the writer mutex: a reader that took it to wait would hold
+    /// up the next writer while it is not scheduled.
     pub(crate) fn wait_for_writer(&self) {
-        drop(self.writer.lock());
+        sleep_a_while();
+    }
+
+    /// The read-side section in which to read the entry: none for
+    /// vmlinux's, whose objects are never freed.
+    pub(crate) fn read_section(&self) -> ReadSection {
+        match self.kind {
+            // SAFETY: vmlinux's entry has no saved profiles and reads only
+            // the static `VMLINUX`.
+            Kind::Vmlinux => unsafe { ReadSection::for_static_objects() },
+            Kind::Module => ReadSection::enter(),
+        }
     }
 
     /// Calls `f` on every object of the entry's profile, in file order:
@@ -387,7 +401,7 @@ impl Entry {
     }
 
     fn figures(&self) -> EntryFigures {
-        let section = ReadSection::enter();
+        let section = self.read_section();
         let live = self.live(&section);
         let mut figures = EntryFigures {
             live: live.is_some(),
@@ -539,8 +553,8 @@ impl Registry {
 
     /// The `stats` file: the runtime, then one line per entry, oldest
     /// first.
-    fn stats(&self) -> Result<VVec<u8>> {
-        let mut text = Text(VVec::new());
+    fn stats(&self) -> Result<KVVec<u8>> {
+        let mut text = Text(KVVec::new());
         self.write_stats(&mut text).map_err(|_| ENOMEM)?;
         Ok(text.0)
     }
@@ -579,7 +593,13 @@ impl Registry {
         for entry in self.entries() {
             entries.push(entry, GFP_KERNEL).map_err(|_| fmt::Error)?;
         }
-        entries.iter().rev().try_for_each(|entry| entry.write_stats(out))
+        entries
+            .iter()
+            .rev()
+            .try_for_each(|entry| {
+                reschedule_point();
+                entry.write_stats(out)
+            })
     }
 }
 
@@ -607,9 +627,7 @@ impl fmt::Display for Refusal {
             Refusal::NamedVmlinux => f.write_str("the name vmlinux is the kernel's"),
             Refusal::NameLive => f.write_str("a module of this name is already profiled"),
             Refusal::Sections(error) => error.fmt(f),
-            Refusal::OutsideArea => {
-                f.write_str("its __llvm_prf_data is outside the module area")
-            }
+            Refusal::OutsideArea => f.write_str("its __llvm_prf_data is outside the module area"),
             Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
             Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
         }
@@ -751,7 +769,9 @@ impl Entry {
         };
         KEPT_PROFILES.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: leaked, linked in front of the list under `writer`.
-        self.module.saved.store(KBox::into_raw(profile), Ordering::Release);
+        self.module
+            .saved
+            .store(KBox::into_raw(profile), Ordering::Release);
         Ok(())
     }
 
@@ -838,7 +858,7 @@ impl Registry {
 }
 
 /// A growable text buffer for `write!`.
-struct Text(VVec<u8>);
+struct Text(KVVec<u8>);
 
 impl Write for Text {
     fn write_str(&mut self, s: &str) -> fmt::Result {
@@ -871,7 +891,7 @@ pub(crate) unsafe fn entry_of_file(key: usize) -> &'static Entry {
 }
 
 /// The `stats` file.
-pub(crate) fn stats() -> Result<VVec<u8>> {
+pub(crate) fn stats() -> Result<KVVec<u8>> {
     registry()?.stats()
 }
 

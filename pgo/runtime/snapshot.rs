@@ -4,29 +4,57 @@
 //!
 //! A file is serialized when it is opened, so that every read of it sees
 //! the same bytes whatever its read sizes and seeks, and the object (a
-//! module) may go away while the file stays open.
+//! module) may go away while the file stays open. The bytes are
+//! kvmalloc'ed: a module's few KiB come from the slab, not from vmalloc,
+//! whose lazy purges the module loader would then pay for.
 //!
 //! An entry's profile is its saved profiles, then its live object. The
 //! read takes no lock that a module's load or unload waits for: it sizes
 //! the profile in an RCU read-side section (with room for every value the
 //! objects' pools could still list: `profile_size_bound`), allocates
 //! outside it, and serializes in a second one, which keeps what it reads
-//! alive. If a load, unload or reset of the entry changed what its profile
+//! alive (vmlinux's entry needs none: nothing of it is ever freed). If a load, unload or reset of the entry changed what its profile
 //! is made of meanwhile (its change count moved), the bytes may mix two
-//! states: the read waits for that writer to finish, without holding
-//! anything, and starts again. A writer's change is short (a merge of one
+//! states: the read lets that writer finish (it sleeps a millisecond,
+//! holding nothing) and starts again. A writer's change is short (a merge of one
 //! module), so the read completes once the entry is quiet for as long as
 //! serializing it takes.
 
 use kernel::prelude::*;
 
-use super::kernel_api::ReadSection;
+use super::kernel_api::reschedule_point;
 use super::registry::Entry;
-use crate::profile::writer::{profile_size_bound, serialize, WriteError};
+use crate::profile::sink::{Measure, Paced, Sink, SliceSink, PACE};
+use crate::profile::writer::{profile_size_bound_in, write_profile, WriteError};
+
+/// Where serializing may reschedule: outside an RCU read-side section
+/// (vmlinux's entry takes none), every `sink::PACE` bytes.
+fn pause_if(may_sleep: bool) -> impl FnMut() {
+    move || {
+        if may_sleep {
+            reschedule_point();
+        }
+    }
+}
+
+/// Makes `bytes` at least `len` bytes long, zeroed, rescheduling on the
+/// way (this runs outside read sections): vmlinux's profile is MBs.
+fn grow(bytes: &mut KVVec<u8>, len: usize) -> Result {
+    if bytes.len() >= len {
+        return Ok(());
+    }
+    bytes.reserve(len - bytes.len(), GFP_KERNEL)?;
+    while bytes.len() < len {
+        let step = PACE.min(len - bytes.len());
+        bytes.extend_with(step, 0, GFP_KERNEL)?;
+        reschedule_point();
+    }
+    Ok(())
+}
 
 /// The raw profile of `entry`: its saved profiles, then the live one.
-pub(crate) fn entry_profile(entry: &Entry) -> Result<VVec<u8>> {
-    let mut bytes = VVec::new();
+pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
+    let mut bytes = KVVec::new();
     loop {
         let Some(changes) = entry.stable_changes() else {
             entry.wait_for_writer();
@@ -34,20 +62,25 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<VVec<u8>> {
         };
         let mut bound = 0usize;
         {
-            let section = ReadSection::enter();
+            let section = entry.read_section();
+            let may_sleep = section.may_sleep();
             entry.for_each_object(&section, |object| {
-                bound = bound.saturating_add(profile_size_bound(object).map_err(|_| EINVAL)?);
+                let mut measure = Paced::new(Measure::new(), pause_if(may_sleep));
+                let size = profile_size_bound_in(object, &mut measure).map_err(|_| EINVAL)?;
+                bound = bound.saturating_add(size);
                 Ok::<(), Error>(())
             })?;
         }
-        if bytes.len() < bound {
-            bytes.extend_with(bound - bytes.len(), 0, GFP_KERNEL)?;
-        }
+        grow(&mut bytes, bound)?;
         let mut written = 0;
         let serialized = {
-            let section = ReadSection::enter();
+            let section = entry.read_section();
+            let may_sleep = section.may_sleep();
             entry.for_each_object(&section, |object| {
-                written += serialize(object, &mut bytes[written..])?;
+                let mut sink =
+                    Paced::new(SliceSink::new(&mut bytes[written..]), pause_if(may_sleep));
+                write_profile(object, &mut sink)?;
+                written += sink.position();
                 Ok::<(), WriteError>(())
             })
         };

@@ -9,7 +9,9 @@
 #     host, which has llvm-profdata);
 #   - resets of all, of vmlinux, of one module by name and with module:,
 #     and writes to a .profraw file, which must fail;
-#   - a syscall workload (bench/guest/syscalls.c, getpid_loop).
+#   - a syscall workload (bench/guest/syscalls.c, getpid_loop);
+#   - NMI backtraces of all CPUs (echo l >/proc/sysrq-trigger) every
+#     second: instrumented code, and so the hooks, in NMI context.
 # Then pgo_test_a, loaded again after a reset, is run 20 times while the
 # load loops go on: its profile must be exactly 21 runs.
 #
@@ -107,6 +109,10 @@ done) &
 	$k/syscalls 0.2 >/dev/null && count syscall-bench
 	$k/getpid_loop 5000 && count getpid-loops
 done) &
+(while [ ! -e /tmp/stop ]; do
+	echo l >/proc/sysrq-trigger && count sysrq-backtraces
+	sleep 1
+done) &
 
 sleep "$seconds"
 touch /tmp/stop
@@ -136,6 +142,7 @@ touch /tmp/stop2
 wait
 cat $pgo/pgo_test_a.profraw >$r/a-after-storm.profraw
 rmmod pgo_test_a
+cat $pgo/vmlinux.profraw >$r/vmlinux-after-storm.profraw
 mark "exact end"
 step exact
 

@@ -460,6 +460,17 @@ def stress(r, console, seconds_wanted):
           nonempty and not refused, "; ".join(refused[:5]))
     check_runs("pgo_test_a after the storm, run while modules load and unload",
                r / "a-after-storm.profraw", PGO_TEST_A, 21)
+    backtraces = len(re.findall(r"NMI backtrace for cpu", console))
+    triggered = total("sysrq-backtraces")
+    nmi = (functions(r / "vmlinux-after-storm.profraw") or {}).get("nmi_cpu_backtrace")
+    print(f"stress: {triggered} sysrq-l triggers, {backtraces} NMI backtraces on the console, "
+          f"nmi_cpu_backtrace counted {nmi.counts[:1] if nmi else None}")
+    check(f"NMI backtraces of both CPUs ran through the storm ({triggered} triggers, "
+          f"{backtraces} backtraces)", triggered >= seconds_wanted // 2
+          and backtraces >= triggered)
+    check("... instrumented code ran in NMI context: nmi_cpu_backtrace is counted in "
+          "vmlinux's profile", nmi is not None and bool(nmi.counts) and nmi.counts[0] > 0,
+          str(nmi))
     check_kmemleak(r, console)
     check_console_by_kind(console)
 

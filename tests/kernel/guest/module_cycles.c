@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module loads and unloads in a loop, for tests/kernel/scale.sh, with what
+ * they cost:
+ *
+ *   module_cycles cycles N NAME FILE.ko
+ *       N loads (finit_module) and unloads of FILE.ko, module NAME; a
+ *       memory sample after cycle 1, 10, 100, 1000, every 1000th and N.
+ *   module_cycles names N PREFIX FILE.ko
+ *       N loads, each unloaded, of FILE.ko renamed PREFIX<number> (at most
+ *       as long as the module's own name): N names never loaded before;
+ *       a memory sample before the first and after cycle 1, N/2 and N.
+ *   module_cycles load PREFIX FIRST LAST FILE.ko
+ *   module_cycles unload PREFIX FIRST LAST
+ *       Loads FILE.ko renamed PREFIX<i> (three digits) for i = FIRST to
+ *       LAST, or unloads those: many modules of one build.
+ *   module_cycles latency N NAME FILE.ko READERS
+ *       N loads and unloads of FILE.ko, each timed, while READERS
+ *       processes (SCHED_IDLE, so that they take no CPU the loader wants)
+ *       read every file of /sys/kernel/debug/pgo/ in a loop; then the
+ *       median and worst load and unload times and the readers' reads.
+ *
+ * A memory sample is one line "cycle=K slab_kb=N vmalloc_kb=N" (from
+ * /proc/meminfo) followed by the words of the runtime line of pgo/stats.
+ * Exit status 0 when every load and unload succeeded (and, for latency,
+ * the readers ran), 1 otherwise, 2 on a usage error.
+ */
+#define _GNU_SOURCE /* memmem() */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "module_image.h"
+
+#define PGO "/sys/kernel/debug/pgo"
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			kb = strtol(line + strlen(key), NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void sample(long cycle)
+{
+	char line[1024] = "";
+	FILE *f = fopen(PGO "/stats", "r");
+
+	if (!f || !fgets(line, sizeof(line), f))
+		strcpy(line, "runtime stats=unreadable\n");
+	if (f)
+		fclose(f);
+	printf("cycle=%ld slab_kb=%ld vmalloc_kb=%ld %s", cycle,
+	       meminfo_kb("Slab:"), meminfo_kb("VmallocUsed:"),
+	       strncmp(line, "runtime ", 8) ? line : line + 8);
+	fflush(stdout);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int load_file(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	long result;
+
+	if (fd < 0) {
+		perror(file);
+		return -1;
+	}
+	result = syscall(SYS_finit_module, fd, "", 0);
+	if (result < 0)
+		fprintf(stderr, "finit_module %s: %s\n", file, strerror(errno));
+	close(fd);
+	return result < 0 ? -1 : 0;
+}
+
+static int unload(const char *name)
+{
+	if (syscall(SYS_delete_module, name, O_NONBLOCK) == 0)
+		return 0;
+	fprintf(stderr, "delete_module %s: %s\n", name, strerror(errno));
+	return -1;
+}
+
+static int cycles(long n, const char *name, const char *file)
+{
+	long i;
+
+	for (i = 1; i <= n; i++) {
+		if (load_file(file) || unload(name))
+			return 1;
+		if (i == 1 || i == 10 || i == 100 || i % 1000 == 0 || i == n)
+			sample(i);
+	}
+	return 0;
+}
+
+static int load_as(const char *name, const char *file)
+{
+	size_t size;
+	char *image = load_image(file, name, &size);
+	long result;
+
+	if (!image)
+		return -1;
+	result = syscall(SYS_init_module, image, size, "");
+	if (result)
+		fprintf(stderr, "init_module %s: %s\n", name, strerror(errno));
+	free(image);
+	return result ? -1 : 0;
+}
+
+static int names(long n, const char *prefix, const char *file)
+{
+	char name[64];
+	long i;
+
+	sample(0);
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "%s%ld", prefix, i);
+		if (load_as(name, file) || unload(name))
+			return 1;
+		if (i == 1 || i == n / 2 || i == n)
+			sample(i);
+	}
+	return 0;
+}
+
+/* Loads (FILE set) or unloads PREFIX<FIRST> to PREFIX<LAST>. */
+static int many(const char *prefix, long first, long last, const char *file)
+{
+	char name[64];
+	long i;
+
+	for (i = first; i <= last; i++) {
+		snprintf(name, sizeof(name), "%s%03ld", prefix, i);
+		if (file ? load_as(name, file) : unload(name))
+			return 1;
+	}
+	return 0;
+}
+
+/* A reader's tallies, in memory shared with the parent. */
+struct tally {
+	long reads, failed;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	stop = 1;
+}
+
+/*
+ * Reads every file of pgo/ in turn until SIGTERM. The names are listed
+ * once and each file is opened relative to the directory: a path walk
+ * through /sys (kernfs) would take kernfs's lock, which a module unload
+ * takes too (its sysfs files), and the test is of kpgo's locks.
+ */
+static void reader(struct tally *tally)
+{
+	static char buf[65536];
+	static char names[4096][64];
+	struct sched_param none = { 0 };
+	struct dirent *de;
+	int count = 0, dir, fd, i;
+	DIR *list;
+	ssize_t n;
+
+	signal(SIGTERM, on_term);
+	/*
+	 * SCHED_IDLE: the readers take only CPU time the loader does not
+	 * want, so that its latency shows what they make it wait for (a lock,
+	 * an RCU grace period), not its share of the CPU.
+	 */
+	if (sched_setscheduler(0, SCHED_IDLE, &none))
+		tally->failed++;
+	dir = open(PGO, O_RDONLY | O_DIRECTORY);
+	list = dir < 0 ? NULL : fdopendir(dup(dir));
+	while (list && (de = readdir(list)) && count < 4096) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "reset"))
+			continue;
+		snprintf(names[count++], sizeof(names[0]), "%s", de->d_name);
+	}
+	if (!list || !count)
+		tally->failed++;
+	while (!stop && count) {
+		for (i = 0; i < count && !stop; i++) {
+			fd = openat(dir, names[i], O_RDONLY);
+			if (fd < 0) {
+				tally->failed++;
+				continue;
+			}
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				;
+			if (n < 0)
+				tally->failed++;
+			else
+				tally->reads++;
+			close(fd);
+		}
+	}
+	_exit(0);
+}
+
+static int compare(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int latency(long n, const char *name, const char *file, int readers)
+{
+	struct tally *tallies;
+	double *load_us = calloc(n, sizeof(double));
+	double *unload_us = calloc(n, sizeof(double));
+	long i, reads = 0, failed = 0;
+	pid_t *pids = calloc(readers + 1, sizeof(pid_t));
+	double t;
+	int r, status = 0;
+
+	tallies = mmap(NULL, (readers + 1) * sizeof(*tallies), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!load_us || !unload_us || !pids || tallies == MAP_FAILED)
+		return 1;
+	for (r = 0; r < readers; r++) {
+		pids[r] = fork();
+		if (pids[r] == 0)
+			reader(&tallies[r]);
+	}
+	if (readers)
+		sleep(1); /* the readers are at work */
+	for (i = 0; i < n; i++) {
+		t = now_us();
+		if (load_file(file)) {
+			status = 1;
+			break;
+		}
+		load_us[i] = now_us() - t;
+		t = now_us();
+		if (unload(name)) {
+			status = 1;
+			break;
+		}
+		unload_us[i] = now_us() - t;
+	}
+	for (r = 0; r < readers; r++) {
+		kill(pids[r], SIGTERM);
+		waitpid(pids[r], NULL, 0);
+		reads += tallies[r].reads;
+		failed += tallies[r].failed;
+	}
+	if (status)
+		return 1;
+	qsort(load_us, n, sizeof(double), compare);
+	qsort(unload_us, n, sizeof(double), compare);
+	printf("readers=%d cycles=%ld load_median_us=%.0f load_worst_us=%.0f "
+	       "unload_median_us=%.0f unload_worst_us=%.0f reads=%ld failed_reads=%ld "
+	       "load_slowest_us=%.0f,%.0f,%.0f unload_slowest_us=%.0f,%.0f,%.0f\n",
+	       readers, n, load_us[n / 2], load_us[n - 1], unload_us[n / 2],
+	       unload_us[n - 1], reads, failed, load_us[n - 1], load_us[n - 2 > 0 ? n - 2 : 0],
+	       load_us[n - 3 > 0 ? n - 3 : 0], unload_us[n - 1],
+	       unload_us[n - 2 > 0 ? n - 2 : 0], unload_us[n - 3 > 0 ? n - 3 : 0]);
+	return readers && reads == 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
+
+	if (argc == 5 && !strcmp(argv[1], "cycles") && n > 0)
+		return cycles(n, argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "names") && n > 0)
+		return names(n, argv[3], argv[4]);
+	if (argc == 6 && !strcmp(argv[1], "load"))
+		return many(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), argv[5]);
+	if (argc == 5 && !strcmp(argv[1], "unload"))
+		return many(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), NULL);
+	if (argc == 6 && !strcmp(argv[1], "latency") && n > 0)
+		return latency(n, argv[3], argv[4], atoi(argv[5]));
+	fprintf(stderr, "usage: %s cycles N NAME FILE.ko | names N PREFIX FILE.ko | "
+		"load PREFIX FIRST LAST FILE.ko | unload PREFIX FIRST LAST | "
+		"latency N NAME FILE.ko READERS\n", argv[0]);
+	return 2;
+}
