@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The deliberate faults of make check-mutants (tests/mutants/run.py).
+
+Each mutant is one fault a real change could bring, as exact text edits
+(path, old, new) of the project's files: OLD must occur exactly once, so
+that a mutant that no longer applies is an error, not a silent pass. It
+names the suites that must catch it; run.py applies it to a scratch copy
+of the tree, runs those suites there and reports which checks went red.
+A mutant that turns nothing red is a hole in the tests.
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Mutant:
+    name: str
+    fault: str
+    suites: list
+    edits: list = field(default_factory=list)
+
+
+MUTANTS = [
+    Mutant(
+        "guest-stops-halfway",
+        "the vmlinux guest script stops (with status 0) after its getpid step",
+        ["vmlinux"],
+        [("tests/kernel/vmlinux.guest.sh",
+          "step getpid\n",
+          "step getpid\nexit 0\n")],
+    ),
+    Mutant(
+        "hook-calls-instrumented",
+        "the hooks' slow path calls an instrumented kernel function (get_random_u32)",
+        ["hooks"],
+        [("pgo/runtime/hooks.rs",
+          "fn record_target_slow(record: usize, index: u32, value: u64) {\n",
+          "fn record_target_slow(record: usize, index: u32, value: u64) {\n"
+          "    if value == 0x6d75_7461_6e74 {\n"
+          "        // SAFETY: a mutant.\n"
+          "        unsafe { kernel::bindings::get_random_u32() };\n"
+          "    }\n")],
+    ),
+    Mutant(
+        "hook-panic-path",
+        "the indirect-call hook has a panic path",
+        ["hooks"],
+        [("pgo/runtime/hooks.rs",
+          "    let record = data as usize;\n",
+          "    let record = data as usize;\n"
+          "    if value == 0x6d75_7461_6e74 {\n"
+          "        panic!(\"mutant\");\n"
+          "    }\n")],
+    ),
+    Mutant(
+        "ownership-off-by-one",
+        "the record ownership test accepts the record one past the last",
+        ["unit", "modules"],
+        [("pgo/profile/sections.rs",
+          "(index < records).then_some(index)",
+          "(index <= records).then_some(index)")],
+    ),
+    Mutant(
+        "reset-keeps-value-counts",
+        "a reset zeroes the counters and the bitmap but not the value counts",
+        ["unit", "vmlinux", "modules"],
+        [("pgo/profile/sections.rs",
+          "        if !self.pool.restart_counts() {\n",
+          "        if !true {\n")],
+    ),
+    Mutant(
+        "profile-mode-0444",
+        "profile files are created 0444 (readable by every user) instead of 0400",
+        ["vmlinux", "modules", "lockdown"],
+        [("pgo/runtime/kernel_api.rs",
+          "self.create_file(name, 0o400, key, &SnapshotFile::<S>::FOPS)",
+          "self.create_file(name, 0o444, key, &SnapshotFile::<S>::FOPS)")],
+    ),
+    Mutant(
+        "unload-frees-kept-profile",
+        "a module's unload drops its saved profile instead of keeping it",
+        ["modules", "rust"],
+        [("pgo/runtime/registry.rs",
+          "        let kept = self.keep(&descriptor.object);\n",
+          "        let kept = self.keep(&descriptor.object);\n"
+          "        self.module.saved.store(ptr::null_mut(), Ordering::Release);\n")],
+    ),
+]
