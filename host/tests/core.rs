@@ -775,10 +775,11 @@ fn a_paced_sink_writes_the_same_bytes_and_pauses_on_the_way() {
     let plain = snapshot(&fake);
     let mut bytes = vec![0u8; plain.len()];
     let mut pauses = 0;
-    let mut sink = Paced::new(SliceSink::new(&mut bytes), || pauses += 1);
-    write_profile(&object, &mut sink).unwrap();
-    assert_eq!(sink.position(), plain.len());
-    drop(sink);
+    {
+        let mut sink = Paced::new(SliceSink::new(&mut bytes), || pauses += 1);
+        write_profile(&object, &mut sink).unwrap();
+        assert_eq!(sink.position(), plain.len());
+    }
     assert_eq!(bytes, plain);
     assert!(
         pauses >= plain.len() / PACE - 1,

@@ -219,11 +219,11 @@ impl SavedLayout {
                 write_u64(saved, layout.values_offset, values as u64);
             }
         }
-        // SAFETY: every range is a part of the buffer, which holds the
-        // structure just built: records whose fields name the copy's own
-        // counters, bitmap and heads, a zeroed pool, the copied names,
-        // notes and version word; the contract keeps it mapped and
-        // otherwise untouched.
+        // The buffer holds the structure just built: records whose fields
+        // name the copy's own counters, bitmap and heads, a zeroed pool, the
+        // copied names, notes and version word.
+        // SAFETY: every range is a part of the buffer, which the contract
+        // keeps mapped and otherwise untouched.
         let saved = unsafe { ProfiledObject::new(saved_sections, version_word) };
         saved.set_values_per_site(MAX_VALUES_PER_SITE);
         saved
@@ -358,9 +358,9 @@ pub fn merge(
         unsafe { combine_bytes(&s.counters, &l.counters, |a, b| a & b) };
     } else {
         for k in 0..version.num_counters(l.counters.len()) {
-            // SAFETY: counter `k` is inside both counter sections, of
-            // equal lengths (checked), aligned (the object's contract and
-            // the saved layout), accessed through atomics.
+            // Both counter sections have equal lengths (checked), and are
+            // aligned (the object's contract, the saved layout).
+            // SAFETY: counter `k` is inside both, accessed through atomics.
             let (to, from) = unsafe {
                 (
                     AtomicU64::from_ptr(s.counters.start().cast::<u64>().add(k)),

@@ -277,9 +277,9 @@ impl ProfiledObject {
     ) -> Result<Self, SectionError> {
         let object = Self::describe(sections, version_word);
         let version = object.version().map_err(SectionError::Version)?;
-        // SAFETY: the memory contract is the caller's; `check` reads the
-        // records only after checking that they are whole and aligned
-        // inside the data section.
+        // `check` reads the records only after checking that they are whole
+        // and aligned inside the data section.
+        // SAFETY: the memory contract is the caller's.
         unsafe { check_sections(&object.sections, &version)? };
         // Now the hooks may trust the records: enable them, so that they
         // never read the version word.

@@ -244,9 +244,9 @@ impl NodePool {
             return None;
         }
         let node = self.nodes.start().cast::<ValueNode>().wrapping_add(index);
-        // SAFETY: `index < capacity`, so the node lies inside the pool,
-        // which is zeroed and aligned (contract of `ProfiledObject::new`);
+        // The pool is zeroed and aligned (contract of `ProfiledObject::new`);
         // the cursor hands each index out once.
+        // SAFETY: `index < capacity`, so the node lies inside the pool.
         Some(unsafe { &*node })
     }
 }

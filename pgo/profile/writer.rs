@@ -116,9 +116,10 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
 
     // Data records and names are never written after load: plain copies.
     sink.put(static_bytes(&sections.data, num_data * layout.record_size))?;
-    // SAFETY: counters and bitmap are live memory of the object, written
-    // only by instrumented code or through atomics (contract of
-    // `ProfiledObject::new`); the lengths stay inside the sections.
+    // Counters and bitmap are live memory of the object, written only by
+    // instrumented code or through atomics (contract of
+    // `ProfiledObject::new`).
+    // SAFETY: the lengths stay inside the sections.
     unsafe {
         sink.put_live(sections.counters.start(), counters_size)?;
         sink.put_zeros(padding_to_8(counters_size))?;
@@ -154,9 +155,10 @@ pub(crate) fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
     if len == 0 {
         return &[];
     }
-    // SAFETY: the range is mapped and not written after load (contract of
-    // `ProfiledObject::new`), `len` bytes lie inside it, and the borrow of
-    // `range` (part of the object) bounds the lifetime.
+    // The range is mapped and not written after load (contract of
+    // `ProfiledObject::new`); the borrow of `range`, part of the object,
+    // bounds the lifetime.
+    // SAFETY: `len` bytes lie inside the range.
     unsafe { core::slice::from_raw_parts(range.start(), len) }
 }
 

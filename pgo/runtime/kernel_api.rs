@@ -285,9 +285,9 @@ pub(crate) struct ReadSection {
 impl ReadSection {
     /// Begins the section.
     pub(crate) fn enter() -> Self {
-        // SAFETY: no precondition; the drop ends it, in this task (the
-        // guard is not `Send`).
+        // The drop ends it, in this task: the guard is not `Send`.
         #[cfg(CONFIG_MODULES)]
+        // SAFETY: no precondition.
         unsafe {
             modules::kpgo_read_lock()
         };
@@ -449,9 +449,8 @@ mod modules {
     /// and read-side section that began before this call has ended.
     pub(crate) fn free_after_grace_period<T>(object: KBox<RcuBox<T>>) {
         let object = KBox::into_raw(object);
-        // SAFETY: `object` is valid and ours; its head, unused so far, is
-        // handed to `call_rcu`, which calls `free_rcu_box` once, after the
-        // grace period.
+        // `call_rcu` calls `free_rcu_box` once, after the grace period.
+        // SAFETY: `object` is valid and ours; its head is unused so far.
         unsafe { bindings::call_rcu((*object).head.get(), Some(free_rcu_box::<T>)) };
     }
 

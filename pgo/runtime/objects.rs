@@ -113,9 +113,9 @@ impl ModuleObject {
         for _ in 0..capacity {
             baselines.push(core::sync::atomic::AtomicU64::new(0), GFP_KERNEL)?;
         }
-        // SAFETY: one zeroed baseline per node, in a buffer that the
-        // descriptor owns (never resized, so never moved) and that is freed
-        // with it; only the core's atomics touch it.
+        // The buffer is the descriptor's (never resized, so never moved)
+        // and freed with it; only the core's atomics touch it.
+        // SAFETY: one zeroed baseline per node, valid while `object` is.
         unsafe { object.attach_baselines(baselines.as_mut_ptr()) };
         let bytes = DESCRIPTOR_BYTES + capacity * core::mem::size_of::<u64>();
         let descriptor = RcuBox::new(Self {
@@ -301,10 +301,9 @@ pub(crate) fn record_module_target(record: usize, index: u32, value: u64) {
     };
     let _section = HookSection::enter();
     // Loaded inside the section: a descriptor withdrawn before it began may
-    // already be freed, one withdrawn after it is freed only after it ends.
-    // SAFETY: a non-null pointer in the map is a descriptor that is freed
-    // only after a grace period that follows its withdrawal (the map's
-    // invariant), and this read-side section began before the load.
+    // already be freed, one withdrawn after it is freed only after it ends
+    // (the map's invariant: a grace period after its withdrawal).
+    // SAFETY: the read-side section began before the load.
     if let Some(descriptor) = unsafe { slot.load(Ordering::Acquire).as_ref() } {
         descriptor.object.record_target(record, index, value);
     }

@@ -337,10 +337,11 @@ impl Entry {
         mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut saved = self.module.saved.load(Ordering::Acquire);
-        // SAFETY: the list's profiles are freed only after a grace period
-        // that follows their unlinking under `writer` (the invariant of
-        // `ModuleParts`); `_proof` is a read-side section that began before
-        // these loads, or `writer` itself.
+        // The list's profiles are freed only after a grace period that
+        // follows their unlinking under `writer` (the invariant of
+        // `ModuleParts`).
+        // SAFETY: `_proof` is a read-side section begun before these loads,
+        // or `writer` itself.
         while let Some(profile) = unsafe { saved.as_ref() } {
             f(profile)?;
             saved = profile.older.load(Ordering::Acquire);
@@ -361,11 +362,11 @@ impl Entry {
     fn live<'a>(&'a self, _proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
         match self.kind {
             Kind::Vmlinux => Some(vmlinux()),
+            // A descriptor is freed only after a grace period that follows
+            // its withdrawal under `writer` (the invariant of `ModuleParts`).
             #[cfg(CONFIG_MODULES)]
-            // SAFETY: a descriptor is freed only after a grace period that
-            // follows its withdrawal under `writer` (the invariant of
-            // `ModuleParts`); `_proof` is a read-side section that began
-            // before this load, or `writer` itself.
+            // SAFETY: `_proof` is a read-side section begun before this
+            // load, or `writer` itself.
             Kind::Module => unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
                 .map(|descriptor| &descriptor.object),
             #[cfg(not(CONFIG_MODULES))]
@@ -381,9 +382,9 @@ impl Entry {
             let _change = self.begin_change();
             let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
             while !saved.is_null() {
-                // SAFETY: the list's profiles were leaked by `keep` and, now
-                // unlinked under `writer`, are reachable by nothing that
-                // begins later (type invariant).
+                // Unlinked under `writer`, reachable by nothing that begins
+                // later (the invariant of `ModuleParts`).
+                // SAFETY: the list's profiles were leaked by `keep`.
                 let profile = unsafe { KBox::from_raw(saved) };
                 saved = profile.older.load(Ordering::Acquire);
                 KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
@@ -593,13 +594,10 @@ impl Registry {
         for entry in self.entries() {
             entries.push(entry, GFP_KERNEL).map_err(|_| fmt::Error)?;
         }
-        entries
-            .iter()
-            .rev()
-            .try_for_each(|entry| {
-                reschedule_point();
-                entry.write_stats(out)
-            })
+        entries.iter().rev().try_for_each(|entry| {
+            reschedule_point();
+            entry.write_stats(out)
+        })
     }
 }
 
@@ -783,10 +781,11 @@ impl Entry {
         scratch: &mut [FunctionAddress],
     ) -> Result<KBox<Saved>, Lost> {
         let mut buffer = KVVec::from_elem(0u64, layout.size().div_ceil(8), GFP_KERNEL)?;
-        // SAFETY: the layout is `live`'s, whose sections are mapped during
-        // its GOING notification; the buffer is zeroed, 8-byte aligned,
-        // large enough, and moves into the saved profile with the
-        // descriptor, never resized.
+        // `live`'s sections are mapped during its GOING notification; the
+        // buffer moves into the saved profile with the descriptor, never
+        // resized.
+        // SAFETY: the layout is `live`'s; the buffer is zeroed, 8-byte
+        // aligned and large enough.
         let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
         merge(&object, live, scratch).map_err(Lost::Merge)?;
         RcuBox::new(SavedProfile {
@@ -873,9 +872,8 @@ static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(ptr::null_mut());
 
 /// The registry; `ENODEV` before [`init`] created it.
 fn registry() -> Result<&'static Registry> {
-    // SAFETY: `REGISTRY` is null or, stored once by `init`, a pointer from
-    // `KBox::into_raw` to an initialised, pinned registry that is never
-    // freed nor moved.
+    // `init` stores it once, from `KBox::into_raw`, and never frees it.
+    // SAFETY: null or an initialised, pinned registry, never moved.
     unsafe { REGISTRY.load(Ordering::Acquire).as_ref() }.ok_or(ENODEV)
 }
 
@@ -929,8 +927,8 @@ fn attach_vmlinux_baselines() -> Result {
         baselines.push(AtomicU64::new(0), GFP_KERNEL)?;
     }
     let (baselines, _, _) = baselines.into_raw_parts();
-    // SAFETY: one zeroed baseline per node of vmlinux's pool, leaked (so
-    // valid for good, referenced from `VMLINUX` for kmemleak), accessed
+    // Leaked: valid for good, and referenced from `VMLINUX` for kmemleak.
+    // SAFETY: one zeroed baseline per node of vmlinux's pool, accessed
     // only through atomics.
     unsafe { vmlinux().attach_baselines(baselines) };
     Ok(())

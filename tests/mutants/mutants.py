@@ -76,6 +76,24 @@ MUTANTS = [
           "self.create_file(name, 0o444, key, &SnapshotFile::<S>::FOPS)")],
     ),
     Mutant(
+        "readers-block-loaders",
+        "a profile read holds the registry's mutex, which loading a module takes, "
+        "while it serializes",
+        ["scale"],
+        [("pgo/runtime/registry.rs",
+          "/// The `stats` file.\n",
+          "/// A mutant's lock.\n"
+          "pub(crate) fn mutant_registry_lock() -> Option<kernel::sync::lock::Guard<'static, "
+          "Option<Dir>, kernel::sync::lock::mutex::MutexBackend>> {\n"
+          "    registry().ok().map(|registry| registry.creating.lock())\n"
+          "}\n\n"
+          "/// The `stats` file.\n"),
+         ("pgo/runtime/snapshot.rs",
+          "        let serialized = {\n",
+          "        let _registry = super::registry::mutant_registry_lock();\n"
+          "        let serialized = {\n")],
+    ),
+    Mutant(
         "unload-frees-kept-profile",
         "a module's unload drops its saved profile instead of keeping it",
         ["modules", "rust"],
