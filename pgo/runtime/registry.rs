@@ -127,10 +127,12 @@ pub(crate) struct SavedProfile {
     older: AtomicPtr<Saved>,
 }
 
-/// Without module support there are no saved profiles.
+/// Without module support there are no saved profiles (none is ever
+/// made; the type keeps one code path for entries).
 #[cfg(not(CONFIG_MODULES))]
 pub(crate) struct SavedProfile {
     object: ProfiledObject,
+    bytes: usize,
 }
 
 /// A saved profile as an entry holds it: freed after a grace period.

@@ -26,14 +26,21 @@ echo CONFIG_PGO_KEPT_PROFILES_KB=-1 >"$out/kept-minus-one.config"
 status=0
 configure "$out/kept-minus-one.config" >"$out/kept-minus-one.log" 2>&1 || status=$?
 echo "PGO_KEPT_PROFILES_KB=-1 gives: $(option CONFIG_PGO_KEPT_PROFILES_KB)"
-# Kconfig drops the out-of-range value for the default; configure-kernel
-# then fails, naming what it asked for and what it got.
-check "CONFIG_PGO_KEPT_PROFILES_KB=-1 is out of range: the default 4096 is taken" \
-	grep -qx CONFIG_PGO_KEPT_PROFILES_KB=4096 "$KPGO_TREE/.config"
+# Kconfig takes the nearest bound of the range for an out-of-range value;
+# configure-kernel then fails, naming what it asked for and what it got.
+check "CONFIG_PGO_KEPT_PROFILES_KB=-1 is out of range: the range's bound 0 is taken" \
+	grep -qx CONFIG_PGO_KEPT_PROFILES_KB=0 "$KPGO_TREE/.config"
 check "... and configure-kernel says so and fails (status $status)" \
-	bash -c "test $status -ne 0 && grep -q \"wanted 'CONFIG_PGO_KEPT_PROFILES_KB=-1', got 'CONFIG_PGO_KEPT_PROFILES_KB=4096'\" '$out/kept-minus-one.log'"
+	bash -c "test $status -ne 0 && grep -q \"wanted 'CONFIG_PGO_KEPT_PROFILES_KB=-1', got 'CONFIG_PGO_KEPT_PROFILES_KB=0'\" '$out/kept-minus-one.log'"
 
-echo '# CONFIG_MODULES is not set' >"$out/no-modules.config"
+# Without modules, what needs them goes too: qemu.config's MODULE_UNLOAD,
+# and the base's own modules (scripts/configs/tinyconfig.config), which
+# would become =y.
+{
+	echo '# CONFIG_MODULES is not set'
+	echo '# CONFIG_MODULE_UNLOAD is not set'
+	sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' "$root/scripts/configs/tinyconfig.config"
+} >"$out/no-modules.config"
 status=0
 configure "$out/no-modules.config" >"$out/no-modules.log" 2>&1 || status=$?
 echo "MODULES=n gives: $(option CONFIG_MODULES), $(option CONFIG_PGO_CLANG)"

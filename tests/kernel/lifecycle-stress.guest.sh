@@ -122,6 +122,10 @@ echo $((end - start)) >$r/stress-seconds
 mark "stress end"
 ls -ln $pgo >$r/ls-stress
 cat $pgo/stats >$r/stats-stress
+# One more trigger, with no reset running: its NMI handler's counts.
+echo vmlinux >$pgo/reset
+echo l >/proc/sysrq-trigger
+cat $pgo/vmlinux.profraw >$r/vmlinux-after-nmi.profraw
 step storm
 
 # Exact counts after the storm, while modules keep loading and unloading.
@@ -142,7 +146,6 @@ touch /tmp/stop2
 wait
 cat $pgo/pgo_test_a.profraw >$r/a-after-storm.profraw
 rmmod pgo_test_a
-cat $pgo/vmlinux.profraw >$r/vmlinux-after-storm.profraw
 mark "exact end"
 step exact
 
