@@ -80,7 +80,7 @@ else
 		"or the path of a toolchain file written like them" >&2
 	exit 1
 fi
-toolchain_rust_unpack=
+toolchain_rust_unpack= toolchain_bindgen=
 # shellcheck source=toolchains/llvm-19
 source "$KPGO_TOOLCHAIN_FILE"
 for var in toolchain_llvm toolchain_llvm_bin toolchain_libclang_path toolchain_rustc \
@@ -93,10 +93,12 @@ KPGO_LIBCLANG_PATH=$toolchain_libclang_path
 KPGO_RUSTC=$toolchain_rustc
 KPGO_RUSTDOC=$toolchain_rustdoc
 KPGO_RUST_LIB_SRC=$toolchain_rust_lib_src
-# One bindgen for every toolchain: 0.72.1 is the first that reads
-# libclang 22 right (rust-bindgen PR #3278), and it reads 19 as well.
+# One bindgen for every toolchain of scripts/toolchains/: 0.72.1 is the
+# first that reads libclang 22 right (rust-bindgen PR #3278), and it reads
+# 19 as well.  A toolchain file of your own may name another
+# (toolchain_bindgen); kmake refuses one that the kernel warns about.
 KPGO_BINDGEN_VERSION=0.72.1
-KPGO_BINDGEN=$KPGO_CACHE/tools/bindgen-$KPGO_BINDGEN_VERSION/bin/bindgen
+KPGO_BINDGEN=${toolchain_bindgen:-$KPGO_CACHE/tools/bindgen-$KPGO_BINDGEN_VERSION/bin/bindgen}
 
 if [[ -n ${KSRC:-} ]]; then
 	KPGO_TREE=$(cd "$KSRC" && pwd)
