@@ -15,8 +15,9 @@ OUT_ROOT=${HOST_TESTS_OUT:-$REPO_ROOT/build/host-tests}
 # comparison must then pass, since it compares compiler-rt with itself.
 KPGO_LIB=${KPGO_LIB:-$REPO_ROOT/build/host/libkpgo.a}
 
-# LLVM major versions to test: 19 writes raw profile version 10, 16 writes 8.
-HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 16}
+# LLVM major versions to test: 19 and 22 write raw profile version 10, 16
+# writes 8 (clang 18, version 9, has its own test: clang18.sh).
+HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 22 16}
 
 # The objects of every test program are compiled like this; extra_cflags of
 # a program's program.conf is appended.
