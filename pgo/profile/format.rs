@@ -312,71 +312,38 @@ pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEA
     let layout = version.layout();
     let counters_pad = padding_to_8(fields.counters_size as usize) as u64;
     let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
-    let value_kind_last = (layout.value_kinds - 1) as u64;
-    // The header words of each version, in the order of its
-    // `INSTR_PROF_RAW_HEADER` lines.
+    // The `INSTR_PROF_RAW_HEADER` lines of version 10, each with whether
+    // the layout has it: version 9 lacks the vtable words, version 8 the
+    // bitmap words too.
+    let bitmap = layout.has_bitmap;
+    let vtables = layout.has_vtables;
+    let all = [
+        (true, RAW_MAGIC_64),
+        (true, version.word()),
+        (true, fields.binary_ids_size),
+        (true, fields.num_data),
+        (true, 0), // padding before counters: only continuous mode needs it
+        (true, fields.num_counters),
+        (true, counters_pad),
+        (bitmap, fields.num_bitmap_bytes),
+        (bitmap, bitmap_pad),
+        (true, fields.names_size),
+        (true, fields.counters_delta),
+        (bitmap, fields.bitmap_delta),
+        (true, fields.names_delta),
+        (vtables, 0), // number of vtable records: vtable profiling is not written
+        (vtables, 0), // size of vtable names
+        (true, (layout.value_kinds - 1) as u64),
+    ];
     let mut words = [0u64; MAX_HEADER_WORDS];
-    let used = match (layout.has_bitmap, layout.has_vtables) {
-        // Version 10.
-        (true, true) => {
-            words = [
-                RAW_MAGIC_64,
-                version.word(),
-                fields.binary_ids_size,
-                fields.num_data,
-                0, // padding before counters: only continuous mode needs it
-                fields.num_counters,
-                counters_pad,
-                fields.num_bitmap_bytes,
-                bitmap_pad,
-                fields.names_size,
-                fields.counters_delta,
-                fields.bitmap_delta,
-                fields.names_delta,
-                0, // number of vtable records: vtable profiling is not written
-                0, // size of vtable names
-                value_kind_last,
-            ];
-            16
+    let mut used = 0;
+    for (_, word) in all.iter().filter(|(present, _)| *present) {
+        // `all` has MAX_HEADER_WORDS entries: every word has a slot.
+        if let Some(slot) = words.get_mut(used) {
+            *slot = *word;
+            used += 1;
         }
-        // Version 9: no vtable words.
-        (true, false) => {
-            words[..14].copy_from_slice(&[
-                RAW_MAGIC_64,
-                version.word(),
-                fields.binary_ids_size,
-                fields.num_data,
-                0,
-                fields.num_counters,
-                counters_pad,
-                fields.num_bitmap_bytes,
-                bitmap_pad,
-                fields.names_size,
-                fields.counters_delta,
-                fields.bitmap_delta,
-                fields.names_delta,
-                value_kind_last,
-            ]);
-            14
-        }
-        // Version 8: no bitmap words either.
-        _ => {
-            words[..11].copy_from_slice(&[
-                RAW_MAGIC_64,
-                version.word(),
-                fields.binary_ids_size,
-                fields.num_data,
-                0,
-                fields.num_counters,
-                counters_pad,
-                fields.names_size,
-                fields.counters_delta,
-                fields.names_delta,
-                value_kind_last,
-            ]);
-            11
-        }
-    };
+    }
     debug_assert_eq!(used, layout.header_words);
     (words, used)
 }

@@ -116,8 +116,8 @@ pub static RAW_V10: RawFormat = RawFormat {
 /// DataSize, PaddingBytesBeforeCounters, CountersSize,
 /// PaddingBytesAfterCounters, NumBitmapBytes, PaddingBytesAfterBitmapBytes,
 /// NamesSize, CountersDelta, BitmapDelta, NamesDelta, ValueKindLast: 14
-/// words. Value kinds: indirect call target and memop size; `IPVK_Last` is
-/// 1. clang 18.1.6's IR agrees on the record: `@__profd_*` is a
+/// words. Value kinds: indirect call target and memop size (`IPVK_Last`
+/// is 1). clang 18.1.6's IR agrees on the record: `@__profd_*` is a
 /// `{ i64, i64, i64, i64, ptr, ptr, i32, [2 x i16], i32 }`.
 pub static RAW_V9: RawFormat = RawFormat {
     version: 9,
