@@ -145,7 +145,7 @@ kpgo_bindgen_libclang() {
 # KPGO_TOOLCHAIN_ID, the versions of all of them.
 kpgo_check_toolchain() {
 	local tool missing=() clang rustc_llvm libclang fix
-	fix="(TOOLCHAIN=$KPGO_TOOLCHAIN, $KPGO_TOOLCHAIN_FILE)"
+	fix="(toolchain file ${KPGO_TOOLCHAIN_FILE#"$KPGO_ROOT"/})"
 	for tool in "$KPGO_LLVM_BIN/clang" "$KPGO_LLVM_BIN/ld.lld" "$KPGO_LLVM_BIN/llvm-profdata" \
 		"$KPGO_RUSTC" "$KPGO_RUSTDOC" "$KPGO_BINDGEN"; do
 		[[ -x $tool ]] || missing+=("$tool")
