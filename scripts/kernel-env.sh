@@ -158,10 +158,10 @@ kpgo_check_toolchain() {
 		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_LLVM_BIN/clang is clang $clang, not LLVM $KPGO_LLVM_VERSION as its file says $fix"
 	rustc_llvm=$("$KPGO_RUSTC" --version --verbose 2>/dev/null | sed -n 's/^LLVM version: //p')
 	[[ ${rustc_llvm%%.*} == "${clang%%.*}" ]] ||
-		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_RUSTC has LLVM ${rustc_llvm:-unknown} but clang is $clang: Rust and C objects fill one profile, merged by one llvm-profdata and read back by both compilers; name a rustc whose LLVM is ${clang%%.*} (\"rustc --version --verbose\" says) $fix"
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_RUSTC has LLVM ${rustc_llvm:-unknown} but clang is $clang: Rust and C objects fill one profile, merged by one llvm-profdata and read back by both compilers; set toolchain_rustc to a rustc whose LLVM is ${clang%%.*} (\"rustc --version --verbose\" says) $fix"
 	libclang=$(kpgo_bindgen_libclang)
 	[[ $libclang == "$clang" ]] ||
-		kpgo_die "toolchain $KPGO_TOOLCHAIN: bindgen loads libclang ${libclang:-(none found)} from LIBCLANG_PATH=$KPGO_LIBCLANG_PATH, but the C compiler is clang $clang: bindings made by another libclang describe other struct layouts (libclang 22 makes them opaque); name the libclang of clang's LLVM (/usr/lib/llvm-${clang%%.*}/lib, Debian's libclang-${clang%%.*}-dev) $fix"
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: bindgen loads libclang ${libclang:-(none found)} from LIBCLANG_PATH=$KPGO_LIBCLANG_PATH, but the C compiler is clang $clang: bindings made by another libclang describe other struct layouts (libclang 22 makes them opaque); set toolchain_libclang_path to the libclang of clang's LLVM (/usr/lib/llvm-${clang%%.*}/lib, Debian's libclang-${clang%%.*}-dev) $fix"
 	KPGO_TOOLCHAIN_ID="clang $clang, $("$KPGO_RUSTC" --version) (LLVM $rustc_llvm), $("$KPGO_BINDGEN" --version) (libclang $libclang)"
 }
 

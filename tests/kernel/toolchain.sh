@@ -65,10 +65,10 @@ refused() {
 	check "$name: refused before its tree is made" test ! -e "$build/linux"
 }
 refused libclang-22-for-clang-19 \
-	'bindgen loads libclang 22\.1\.8 from LIBCLANG_PATH=/usr/lib/llvm-22/lib, but the C compiler is clang 19\.1\.7: .* name the libclang of clang.s LLVM (/usr/lib/llvm-19/lib, Debian.s libclang-19-dev)' \
+	'bindgen loads libclang 22\.1\.8 from LIBCLANG_PATH=/usr/lib/llvm-22/lib, but the C compiler is clang 19\.1\.7: .* set toolchain_libclang_path to the libclang of clang.s LLVM (/usr/lib/llvm-19/lib, Debian.s libclang-19-dev)' \
 	toolchain_libclang_path=/usr/lib/llvm-22/lib
 refused rustc-1.96-for-clang-19 \
-	'rustc has LLVM 22\.1\.8 but clang is 19\.1\.7: .* name a rustc whose LLVM is 19' \
+	'rustc has LLVM 22\.1\.8 but clang is 19\.1\.7: .* set toolchain_rustc to a rustc whose LLVM is 19' \
 	"$(grep '^toolchain_rust_unpack=' "$root/scripts/toolchains/llvm-22")" \
 	"$(grep '^toolchain_rustc=' "$root/scripts/toolchains/llvm-22")"
 
