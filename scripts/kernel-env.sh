@@ -275,20 +275,38 @@ kpgo_series_copies() {
 # would then not rebuild.  The build outputs that kbuild leaves next to the
 # sources are protected from --delete, so that only sources removed from
 # the project disappear.  Prints the files it changed.
+# The suffixes of what kbuild writes next to kernel/pgo/'s sources (and
+# its dot files: .cmd, .d).
+kpgo_build_output_suffixes=(o a ko mod mod.c order symvers rmeta rlib s ll i lst)
 kpgo_sync_project() {
-	local src dest
+	local src dest suffix protect=(-f 'P .*')
+	for suffix in "${kpgo_build_output_suffixes[@]}"; do
+		protect+=(-f "P *.$suffix")
+	done
 	while read -r src dest; do
 		mkdir -p "$(dirname "$KPGO_TREE/$dest")"
 		if [[ -d $KPGO_ROOT/$src ]]; then
-			rsync -rlpc --delete --out-format='%n' \
-				-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
-				-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
-				-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
+			rsync -rlpc --delete --out-format='%n' "${protect[@]}" \
 				"$KPGO_ROOT/$src/" "$KPGO_TREE/$dest/" | sed "s|^|$dest/|;/\/$/d"
 		elif ! cmp -s "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"; then
 			cp --remove-destination "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
 			echo "$dest"
 		fi
+	done < <(kpgo_series_copies)
+}
+
+# Removes the sources that kpgo_sync_project copied into the tree and git
+# does not track (a file of kernel/pgo/ that the applied patches lack), so
+# that git am can add them; build outputs stay.  Debian's tarball ignores
+# everything (.gitignore "/*"), so git clean cannot tell them apart.
+kpgo_unsync_project() {
+	local dest suffix outputs='(^|/)[.][^/]*$'
+	for suffix in "${kpgo_build_output_suffixes[@]}"; do
+		outputs+="|[.]${suffix//./[.]}\$"
+	done
+	while read -r _ dest; do
+		git -C "$KPGO_TREE" ls-files -z --others -- "$dest" | grep -zvE "$outputs" |
+			(cd "$KPGO_TREE" && xargs -0 -r rm -f --)
 	done < <(kpgo_series_copies)
 }
 
