@@ -305,8 +305,9 @@ kpgo_unsync_project() {
 		outputs+="|[.]${suffix//./[.]}\$"
 	done
 	while read -r _ dest; do
-		git -C "$KPGO_TREE" ls-files -z --others -- "$dest" | grep -zvE "$outputs" |
-			(cd "$KPGO_TREE" && xargs -0 -r rm -f --)
+		# (grep selects nothing in a tree without any: not an error.)
+		git -C "$KPGO_TREE" ls-files -z --others -- "$dest" 2>/dev/null |
+			{ grep -zvE "$outputs" || true; } | (cd "$KPGO_TREE" && xargs -0 -r rm -f --)
 	done < <(kpgo_series_copies)
 }
 
