@@ -83,7 +83,7 @@ cat >"$stub" <<STUB
 #!/bin/sh
 # Test stand-in for a bindgen older than 0.72.1 (tests/kernel/toolchain.sh).
 case "\$*" in
---version) echo "bindgen 0.71.1"; exit 0 ;;
+--version*) echo "bindgen 0.71.1"; exit 0 ;;
 *rust_is_available_bindgen_libclang_22.h*) "$bindgen" "\$@" | grep -v 'pub foo'; exit 0 ;;
 esac
 exec "$bindgen" "\$@"
