@@ -40,12 +40,6 @@ else
 	echo "BASE=$KPGO_BASE: neither a kconfig target (…config) nor a file" >&2
 	exit 1
 fi
-if [[ -n ${KSRC:-} ]]; then
-	KPGO_TREE=$(cd "$KSRC" && pwd)
-else
-	KPGO_TREE=${KPGO_TREE:-$KPGO_BUILD/linux}
-	[[ $KPGO_TREE == /* ]] || KPGO_TREE=$KPGO_ROOT/$KPGO_TREE
-fi
 KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 # The kernel source imported into git once (bare; its objects are shared by
 # every prepared tree): the base commit of the series in patches/.  The
@@ -61,15 +55,57 @@ KPGO_BASE_TAG=kpgo-base
 # lacks.  kpgo_new_tree checks that the checkout is still the commit.
 KPGO_BASE_CHECKOUT=$KPGO_ROOT/build/linux-base.checkout
 
-# The kernel must be built by clang/LLVM 19 and by the rustc whose LLVM is
-# also 19 (Debian's rustc-web 1.85).  The rustup rustc that may come first
-# on PATH has another LLVM: name every Rust tool explicitly, host tools
-# (HOSTRUSTC, used for the kernel's proc macros) included.
-KPGO_LLVM_BIN=/usr/lib/llvm-19/bin
-KPGO_RUSTC=/usr/bin/rustc
-KPGO_RUSTDOC=/usr/bin/rustdoc
-KPGO_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
-KPGO_BINDGEN=$KPGO_CACHE/tools/bin/bindgen
+# TOOLCHAIN: the tools that build the kernel, chosen together: clang/LLVM
+# (clang, ld.lld, llvm-profdata...), rustc, rustdoc, the Rust library
+# source and the libclang that bindgen loads.  A name of
+# scripts/toolchains/ (llvm-19, the default: clang 19 and Debian's rustc
+# 1.85; llvm-22: clang 22 and rustc 1.96) or the path of a toolchain file
+# of your own in the same form.  Each toolchain has its own trees, in
+# KPGO_BUILD/<name> (a file: KPGO_BUILD/toolchain-<file name>-<hash of its
+# path>); the default's are KPGO_BUILD's own.  Every tool is named by its
+# path, host tools (HOSTRUSTC, for the kernel's proc macros) included: the
+# rustup rustc that may come first on PATH has another LLVM.
+KPGO_TOOLCHAIN=${TOOLCHAIN:-llvm-19}
+if [[ $KPGO_TOOLCHAIN == */* ]]; then
+	[[ -f $KPGO_TOOLCHAIN ]] || { echo "TOOLCHAIN=$KPGO_TOOLCHAIN: no such file" >&2; exit 1; }
+	KPGO_TOOLCHAIN_FILE=$(realpath "$KPGO_TOOLCHAIN")
+	KPGO_BUILD=$KPGO_BUILD/toolchain-$(basename "$KPGO_TOOLCHAIN_FILE" | tr -c 'A-Za-z0-9._\n-' _)-$(
+		printf %s "$KPGO_TOOLCHAIN_FILE" | sha1sum | cut -c1-8)
+elif [[ $KPGO_TOOLCHAIN =~ ^[A-Za-z0-9_.-]+$ && -f $KPGO_ROOT/scripts/toolchains/$KPGO_TOOLCHAIN ]]; then
+	KPGO_TOOLCHAIN_FILE=$KPGO_ROOT/scripts/toolchains/$KPGO_TOOLCHAIN
+	[[ $KPGO_TOOLCHAIN == llvm-19 ]] || KPGO_BUILD=$KPGO_BUILD/$KPGO_TOOLCHAIN
+else
+	echo "TOOLCHAIN=$KPGO_TOOLCHAIN: unknown toolchain; use one of" \
+		"$(cd "$KPGO_ROOT/scripts/toolchains" && echo *) (scripts/toolchains/)" \
+		"or the path of a toolchain file written like them" >&2
+	exit 1
+fi
+toolchain_rust_unpack= toolchain_bindgen=
+# shellcheck source=toolchains/llvm-19
+source "$KPGO_TOOLCHAIN_FILE"
+for var in toolchain_llvm toolchain_llvm_bin toolchain_libclang_path toolchain_rustc \
+	toolchain_rustdoc toolchain_rust_lib_src; do
+	[[ -n ${!var:-} ]] || { echo "TOOLCHAIN=$KPGO_TOOLCHAIN: $KPGO_TOOLCHAIN_FILE does not set $var" >&2; exit 1; }
+done
+KPGO_LLVM_VERSION=$toolchain_llvm
+KPGO_LLVM_BIN=$toolchain_llvm_bin
+KPGO_LIBCLANG_PATH=$toolchain_libclang_path
+KPGO_RUSTC=$toolchain_rustc
+KPGO_RUSTDOC=$toolchain_rustdoc
+KPGO_RUST_LIB_SRC=$toolchain_rust_lib_src
+# One bindgen for every toolchain of scripts/toolchains/: 0.72.1 is the
+# first that reads libclang 22 right (rust-bindgen PR #3278), and it reads
+# 19 as well.  A toolchain file of your own may name another
+# (toolchain_bindgen); kmake refuses one that the kernel warns about.
+KPGO_BINDGEN_VERSION=0.72.1
+KPGO_BINDGEN=${toolchain_bindgen:-$KPGO_CACHE/tools/bindgen-$KPGO_BINDGEN_VERSION/bin/bindgen}
+
+if [[ -n ${KSRC:-} ]]; then
+	KPGO_TREE=$(cd "$KSRC" && pwd)
+else
+	KPGO_TREE=${KPGO_TREE:-$KPGO_BUILD/linux}
+	[[ $KPGO_TREE == /* ]] || KPGO_TREE=$KPGO_ROOT/$KPGO_TREE
+fi
 
 # make arguments that select the toolchain.
 # ARCH=x86_64 rather than the default x86: then "make tinyconfig" starts
@@ -84,6 +120,50 @@ kpgo_make_args=(
 	"RUST_LIB_SRC=$KPGO_RUST_LIB_SRC"
 	"BINDGEN=$KPGO_BINDGEN"
 )
+
+# The version of the libclang that bindgen loads, as "major.minor.patch".
+# bindgen --version does not name it, and clang-sys picks the newest
+# libclang it finds unless LIBCLANG_PATH names one: so ask it, through the
+# value bindgen gives an enum whose constants are clang's version macros.
+kpgo_bindgen_libclang() {
+	local probe
+	probe=$(mktemp --suffix=.h)
+	printf 'enum kpgo_probe { MAJOR = __clang_major__, MINOR = __clang_minor__, PATCH = __clang_patchlevel__ };\n' >"$probe"
+	LIBCLANG_PATH=$KPGO_LIBCLANG_PATH "$KPGO_BINDGEN" "$probe" 2>/dev/null |
+		sed -n 's/^pub const kpgo_probe_\(MAJOR\|MINOR\|PATCH\): kpgo_probe = \([0-9]*\);$/\2/p' |
+		paste -sd.
+	rm -f "$probe"
+}
+
+# Refuses a toolchain that cannot build a sound PGO kernel, before any
+# build, saying what is wrong and how to fix it: a missing tool, a clang
+# of another LLVM than the toolchain file says, a rustc whose LLVM is not
+# clang's (its objects' profile records go into the same profile, which
+# one llvm-profdata merges and both compilers read back), or a bindgen
+# whose libclang is not clang's (the bindings would describe other
+# layouts; libclang 22 with bindgen < 0.72.1 makes them opaque).  Sets
+# KPGO_TOOLCHAIN_ID, the versions of all of them.
+kpgo_check_toolchain() {
+	local tool missing=() clang rustc_llvm libclang fix
+	fix="(toolchain file ${KPGO_TOOLCHAIN_FILE#"$KPGO_ROOT"/})"
+	for tool in "$KPGO_LLVM_BIN/clang" "$KPGO_LLVM_BIN/ld.lld" "$KPGO_LLVM_BIN/llvm-profdata" \
+		"$KPGO_RUSTC" "$KPGO_RUSTDOC" "$KPGO_BINDGEN"; do
+		[[ -x $tool ]] || missing+=("$tool")
+	done
+	[[ -f $KPGO_RUST_LIB_SRC/core/src/lib.rs ]] || missing+=("$KPGO_RUST_LIB_SRC/core")
+	compgen -G "$KPGO_LIBCLANG_PATH/libclang*.so*" >/dev/null || missing+=("$KPGO_LIBCLANG_PATH/libclang.so")
+	((${#missing[@]} == 0)) || kpgo_die "toolchain $KPGO_TOOLCHAIN: missing ${missing[*]}: run scripts/setup $fix"
+	clang=$("$KPGO_LLVM_BIN/clang" -dumpversion)
+	[[ ${clang%%.*} == "$KPGO_LLVM_VERSION" ]] ||
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_LLVM_BIN/clang is clang $clang, not LLVM $KPGO_LLVM_VERSION as its file says $fix"
+	rustc_llvm=$("$KPGO_RUSTC" --version --verbose 2>/dev/null | sed -n 's/^LLVM version: //p')
+	[[ ${rustc_llvm%%.*} == "${clang%%.*}" ]] ||
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_RUSTC has LLVM ${rustc_llvm:-unknown} but clang is $clang: Rust and C objects fill one profile, merged by one llvm-profdata and read back by both compilers; set toolchain_rustc to a rustc whose LLVM is ${clang%%.*} (\"rustc --version --verbose\" says) $fix"
+	libclang=$(kpgo_bindgen_libclang)
+	[[ $libclang == "$clang" ]] ||
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: bindgen loads libclang ${libclang:-(none found)} from LIBCLANG_PATH=$KPGO_LIBCLANG_PATH, but the C compiler is clang $clang: bindings made by another libclang describe other struct layouts (libclang 22 makes them opaque); set toolchain_libclang_path to the libclang of clang's LLVM (/usr/lib/llvm-${clang%%.*}/lib, Debian's libclang-${clang%%.*}-dev) $fix"
+	KPGO_TOOLCHAIN_ID="clang $clang, $("$KPGO_RUSTC" --version) (LLVM $rustc_llvm), $("$KPGO_BINDGEN" --version) (libclang $libclang)"
+}
 
 # git with a fixed identity, for commits that must come out the same on
 # every machine (the base import, the generated series, git am).
@@ -195,20 +275,39 @@ kpgo_series_copies() {
 # would then not rebuild.  The build outputs that kbuild leaves next to the
 # sources are protected from --delete, so that only sources removed from
 # the project disappear.  Prints the files it changed.
+# The suffixes of what kbuild writes next to kernel/pgo/'s sources (and
+# its dot files: .cmd, .d).
+kpgo_build_output_suffixes=(o a ko mod mod.c order symvers rmeta rlib s ll i lst)
 kpgo_sync_project() {
-	local src dest
+	local src dest suffix protect=(-f 'P .*')
+	for suffix in "${kpgo_build_output_suffixes[@]}"; do
+		protect+=(-f "P *.$suffix")
+	done
 	while read -r src dest; do
 		mkdir -p "$(dirname "$KPGO_TREE/$dest")"
 		if [[ -d $KPGO_ROOT/$src ]]; then
-			rsync -rlpc --delete --out-format='%n' \
-				-f 'P *.o' -f 'P *.a' -f 'P *.ko' -f 'P *.mod' -f 'P *.mod.c' \
-				-f 'P *.order' -f 'P *.symvers' -f 'P *.rmeta' -f 'P *.rlib' \
-				-f 'P *.s' -f 'P *.ll' -f 'P *.i' -f 'P *.lst' -f 'P .*' \
+			rsync -rlpc --delete --out-format='%n' "${protect[@]}" \
 				"$KPGO_ROOT/$src/" "$KPGO_TREE/$dest/" | sed "s|^|$dest/|;/\/$/d"
 		elif ! cmp -s "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"; then
 			cp --remove-destination "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
 			echo "$dest"
 		fi
+	done < <(kpgo_series_copies)
+}
+
+# Removes the sources that kpgo_sync_project copied into the tree and git
+# does not track (a file of kernel/pgo/ that the applied patches lack), so
+# that git am can add them; build outputs stay.  Debian's tarball ignores
+# everything (.gitignore "/*"), so git clean cannot tell them apart.
+kpgo_unsync_project() {
+	local dest suffix outputs='(^|/)[.][^/]*$'
+	for suffix in "${kpgo_build_output_suffixes[@]}"; do
+		outputs+="|[.]${suffix//./[.]}\$"
+	done
+	while read -r _ dest; do
+		# (grep selects nothing in a tree without any: not an error.)
+		git -C "$KPGO_TREE" ls-files -z --others -- "$dest" 2>/dev/null |
+			{ grep -zvE "$outputs" || true; } | (cd "$KPGO_TREE" && xargs -0 -r rm -f --)
 	done < <(kpgo_series_copies)
 }
 

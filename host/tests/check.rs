@@ -7,17 +7,29 @@
 
 mod fake;
 
-use fake::{notes_with_build_id, variant, FakeObject, FunctionShape, RawFormat, Rng, V10, V8};
+use fake::{
+    notes_with_build_id, variant, FakeObject, FunctionShape, RawFormat, Rng, ALL_VERSIONS, V10, V9,
+};
 use kpgo::profile::check::SectionError;
 use kpgo::profile::format::FormatError;
 use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections};
 use kpgo::profile::writer::{profile_size, serialize};
 
-fn shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
+/// Bitmap bytes of a well-formed record of raw version `word`: a version
+/// 9 record with any is refused (`a_version_9_record_with_bitmap_bytes_is_refused`).
+fn bitmap_bytes(word: u64, bytes: usize) -> usize {
+    if word & 0xffff_ffff == 9 {
+        0
+    } else {
+        bytes
+    }
+}
+
+fn shapes(rng: &mut Rng, word: u64, functions: usize) -> Vec<FunctionShape> {
     (0..functions)
         .map(|_| FunctionShape {
             counters: 1 + rng.below(5) as usize,
-            bitmap_bytes: rng.below(3) as usize,
+            bitmap_bytes: bitmap_bytes(word, rng.below(3) as usize),
             sites: [rng.below(3) as u16, rng.below(2) as u16, 0],
         })
         .collect()
@@ -28,7 +40,7 @@ fn object_with_sites(word: u64, functions: usize) -> FakeObject {
     let shapes = (0..functions)
         .map(|i| FunctionShape {
             counters: 2,
-            bitmap_bytes: 1,
+            bitmap_bytes: bitmap_bytes(word, 1),
             sites: [1 + (i % 2) as u16, 1, 0],
         })
         .collect();
@@ -96,9 +108,9 @@ fn profile(object: &ProfiledObject) -> Vec<u8> {
 fn well_formed_objects_pass_and_profile_as_before() {
     for seed in 0..100 {
         let mut rng = Rng::new(seed);
-        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let word = ALL_VERSIONS[(seed / 3) as usize % ALL_VERSIONS.len()];
         let functions = rng.below(12) as usize;
-        let shapes = shapes(&mut rng, functions);
+        let shapes = shapes(&mut rng, word, functions);
         let notes = if seed % 3 == 0 {
             Vec::new()
         } else {
@@ -179,7 +191,7 @@ fn each_kind_of_malformed_record_is_refused_and_nothing_is_written() {
             }
         }),
     ];
-    for word in [V10, V8] {
+    for word in ALL_VERSIONS {
         for (what, corrupt) in corruptions {
             let mut fake = object_with_sites(word, 4);
             let want = corrupt(&mut fake);
@@ -212,7 +224,7 @@ fn a_bitmap_outside_its_section_is_refused() {
 
 #[test]
 fn malformed_sections_are_refused() {
-    for word in [V10, V8] {
+    for word in ALL_VERSIONS {
         let fake = object_with_sites(word, 3);
         let good = *fake.object().sections();
         let size = layout(&fake).record_size;
@@ -256,7 +268,7 @@ fn malformed_sections_are_refused() {
 #[test]
 fn an_unsupported_version_is_refused() {
     let fake = object_with_sites(V10, 2);
-    for word in [0u64, variant::IR_PROF | 9, V10 | variant::MEMPROF] {
+    for word in [0u64, variant::IR_PROF | 11, V10 | variant::MEMPROF] {
         // SAFETY: `fake`'s sections, alive for the call.
         let result = unsafe { ProfiledObject::new_checked(*fake.object().sections(), &word) };
         assert!(
@@ -353,7 +365,10 @@ fn oracle(fake: &FakeObject) -> bool {
                 8 * fake.heads.len(),
                 8,
             );
-        counters_ok && bitmap_ok && values_ok
+        // Version 9: no bitmap bytes (the hooks' view, see the check).
+        let version_9_ok = fake.format.version != 9
+            || l.num_bitmap_bytes.is_none_or(|len| u32_at(base + len) == 0);
+        counters_ok && bitmap_ok && values_ok && version_9_ok
     })
 }
 
@@ -365,7 +380,7 @@ fn random_corruptions_are_judged_like_the_oracle_and_accepted_ones_stay_inside()
     let mut refused = 0;
     for seed in 0..2000 {
         let mut rng = Rng::new(seed);
-        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let word = ALL_VERSIONS[seed as usize % ALL_VERSIONS.len()];
         let mut fake = object_with_sites(word, 1 + rng.below(5) as usize);
         let l = layout(&fake);
         let record = rng.below(fake.shapes.len() as u64) as usize;
@@ -440,4 +455,33 @@ fn random_corruptions_are_judged_like_the_oracle_and_accepted_ones_stay_inside()
         assert!(fake.heads.iter().all(|&h| h == 0 || pool.contains(&h)));
     }
     assert!(refused > 500, "only {refused} corruptions refused");
+}
+
+#[test]
+fn a_version_9_record_with_bitmap_bytes_is_refused() {
+    // The hooks read a version 9 record through version 10's layout, whose
+    // third site count is version 9's NumBitmapBytes: a module record with
+    // bitmap bytes would have sites without heads there, and is refused;
+    // the same record without bitmap bytes is taken, and so is a version
+    // 10 record with them.
+    for (word, bitmap_bytes, taken) in [(V9, 0, true), (V9, 4, false), (V10, 4, true)] {
+        let shapes = vec![FunctionShape {
+            counters: 1,
+            bitmap_bytes,
+            sites: [1, 0, 0],
+        }];
+        let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
+        let result = checked(&fake);
+        assert_eq!(
+            result.is_ok(),
+            taken,
+            "{word:#x}, bitmap bytes {bitmap_bytes}"
+        );
+        if !taken {
+            assert!(matches!(
+                result.err(),
+                Some(SectionError::BitmapInVersion9 { record: 0 })
+            ));
+        }
+    }
 }

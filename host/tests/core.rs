@@ -5,8 +5,8 @@
 mod fake;
 
 use fake::{
-    notes_with_build_id, parse, variant, FakeObject, FunctionShape, Rng, SiteValues, RAW_V10,
-    RAW_V8, V10, V8,
+    notes_with_build_id, parse, variant, FakeObject, FunctionShape, Rng, SiteValues, ALL_VERSIONS,
+    RAW_V10, RAW_V8, RAW_V9, V10, V8, V9,
 };
 use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
@@ -121,8 +121,8 @@ fn padding_rules() {
 }
 
 #[test]
-fn versions_other_than_8_and_10_are_refused() {
-    for number in [0u64, 1, 5, 7, 9, 11, 12, 0xffff_ffff] {
+fn versions_other_than_8_9_and_10_are_refused() {
+    for number in [0u64, 1, 5, 7, 11, 12, 0xffff_ffff] {
         let word = variant::IR_PROF | number;
         assert_eq!(
             ProfileVersion::from_word(word),
@@ -155,7 +155,7 @@ fn versions_other_than_8_and_10_are_refused() {
 /// fake's literals).
 #[test]
 fn the_library_layouts_are_those_of_instrprofdata_inc() {
-    for (word, inc) in [(V10, &RAW_V10), (V8, &RAW_V8)] {
+    for (word, inc) in [(V10, &RAW_V10), (V9, &RAW_V9), (V8, &RAW_V8)] {
         let layout = ProfileVersion::from_word(word).unwrap().layout();
         let library = [
             layout.version as usize,
@@ -226,7 +226,7 @@ fn an_object_with_a_refused_version_writes_nothing() {
     let object = unsafe {
         kpgo::profile::sections::ProfiledObject::new(
             *bad.object().sections(),
-            &(9u64 | variant::IR_PROF),
+            &(11u64 | variant::IR_PROF),
         )
     };
     assert!(matches!(
@@ -274,7 +274,7 @@ fn memop_buckets_match_llvm() {
 fn random_objects_write_their_size_and_the_modelled_values() {
     for seed in 0..300 {
         let mut rng = Rng::new(seed);
-        let word = if seed % 2 == 0 { V10 } else { V8 };
+        let word = ALL_VERSIONS[seed as usize % ALL_VERSIONS.len()];
         let functions = rng.below(20) as usize;
         let shapes = random_shapes(&mut rng, functions);
         let id: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.next() as u8).collect();
@@ -497,7 +497,7 @@ fn pool_exhaustion_is_counted_and_corrupts_nothing() {
 
 #[test]
 fn foreign_or_misaligned_records_and_unknown_sites_are_ignored() {
-    for word in [V10, V8] {
+    for word in ALL_VERSIONS {
         let shapes = vec![FunctionShape {
             counters: 1,
             bitmap_bytes: 0,
@@ -525,8 +525,11 @@ fn the_hooks_take_a_record_only_under_its_objects_layout() {
     // the layout of the compiler it was built with; `record_target_checked`
     // serves any layout. With 5 records, a raw version 10 record at offset
     // 192 is where version 8's fifth one would be.
+    // Version 9's records are taken under version 10's layout, which reads
+    // what the hooks need at the same offsets (`HookRecords`).
     for (word, own, other) in [
         (V10, &LAYOUT_V10, &LAYOUT_V8),
+        (V9, &LAYOUT_V10, &LAYOUT_V8),
         (V8, &LAYOUT_V8, &LAYOUT_V10),
     ] {
         let shapes = one_site_functions(5);
@@ -558,7 +561,7 @@ fn record_ownership_is_exactly_start_of_a_whole_record() {
     // addresses and offsets with high bits set (which rotation must not
     // fold onto a record).
     let mut rng = Rng::new(7);
-    for word in [V10, V8] {
+    for word in ALL_VERSIONS {
         let shapes = one_site_functions(5);
         let fake = FakeObject::new(word, shapes, 1, 4, Vec::new());
         let object = fake.object();

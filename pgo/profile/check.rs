@@ -62,6 +62,12 @@ pub enum SectionError {
         /// The index of the record.
         record: usize,
     },
+    /// A raw version 9 record has bitmap bytes (MC/DC), which the hooks
+    /// would take for value sites.
+    BitmapInVersion9 {
+        /// The index of the record.
+        record: usize,
+    },
     /// A record's `Values` pointer does not name its value sites' list
     /// heads inside `__llvm_prf_vals`, aligned.
     Values {
@@ -97,6 +103,11 @@ impl fmt::Display for SectionError {
             SectionError::Bitmap { record } => {
                 write!(f, "data record {record}: bitmap outside __llvm_prf_bits")
             }
+            SectionError::BitmapInVersion9 { record } => write!(
+                f,
+                "data record {record}: MC/DC bitmap bytes in a raw version 9 record \
+                 (kpgo profiles -fprofile-generate code, which has none)"
+            ),
             SectionError::Values { record } => write!(
                 f,
                 "data record {record}: Values pointer does not name \
@@ -194,6 +205,14 @@ pub(crate) unsafe fn check_sections(
             counter_size,
         ) {
             return Err(SectionError::Counters { record: index });
+        }
+        // The hooks read a version 9 record through version 10's layout
+        // (`HookRecords`), whose third site count is version 9's
+        // `NumBitmapBytes`: with bitmap bytes, that view would count sites
+        // the record has no heads for. `-fprofile-generate` makes none
+        // (only MC/DC coverage does).
+        if layout.version == 9 && record.num_bitmap_bytes() != 0 {
+            return Err(SectionError::BitmapInVersion9 { record: index });
         }
         let bitmap = Some(record.num_bitmap_bytes());
         if !holds(&sections.bitmap, record.bitmap_address(), bitmap, 1) {

@@ -2,10 +2,11 @@
 
 //! Layouts of clang's raw profile, per raw version.
 //!
-//! The authoritative description is LLVM's `InstrProfData.inc`. Two raw
-//! versions are supported: 10 (LLVM 19 and 20) and 8 (LLVM 15 to 17). Any
-//! other version is refused: writing a profile in a layout the reader does not
-//! expect produces garbage that `llvm-profdata` may even accept.
+//! The authoritative description is LLVM's `InstrProfData.inc`. Three raw
+//! versions are supported: 10 (LLVM 19 to 22), 9 (LLVM 18) and 8 (LLVM 15
+//! to 17); LLVM 23 will write 11. Any other version is refused: writing a
+//! profile in a layout the reader does not expect produces garbage that
+//! `llvm-profdata` may even accept.
 
 use core::fmt;
 
@@ -58,7 +59,7 @@ pub const DEFAULT_VALUES_PER_SITE: u32 = 24;
 /// Why a version word is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatError {
-    /// The raw version number (low 32 bits) is not 8 or 10.
+    /// The raw version number (low 32 bits) is not 8, 9 or 10.
     UnsupportedVersion(u64),
     /// A variant flag this runtime cannot honour (debug-info correlation,
     /// memory or temporal profiling).
@@ -71,7 +72,7 @@ impl fmt::Display for FormatError {
             FormatError::UnsupportedVersion(raw) => write!(
                 f,
                 "raw profile version {} (word {:#018x}) is not supported; \
-                 kpgo writes versions 8 (LLVM 15-17) and 10 (LLVM 19-20)",
+                 kpgo writes versions 8 (LLVM 15-17), 9 (LLVM 18) and 10 (LLVM 19-22)",
                 raw & !VARIANT_MASKS_ALL,
                 raw
             ),
@@ -121,9 +122,11 @@ pub struct Layout {
     pub value_kinds: usize,
     /// Whether the header and records describe a bitmap section (MC/DC).
     pub has_bitmap: bool,
+    /// Whether the header describes vtable sections (none are written).
+    pub has_vtables: bool,
 }
 
-/// Raw version 10: LLVM 19 and 20.
+/// Raw version 10: LLVM 19 to 22.
 pub static LAYOUT_V10: Layout = Layout {
     version: 10,
     header_words: 16,
@@ -139,6 +142,28 @@ pub static LAYOUT_V10: Layout = Layout {
     num_value_sites_offset: 52,
     value_kinds: 3,
     has_bitmap: true,
+    has_vtables: true,
+};
+
+/// Raw version 9: LLVM 18. Version 10's record but for the value kinds
+/// (two: no vtable targets), so that `NumBitmapBytes` follows the two site
+/// counts at 56; version 10's header without the two vtable words.
+pub static LAYOUT_V9: Layout = Layout {
+    version: 9,
+    header_words: 14,
+    record_size: 64,
+    name_ref_offset: 0,
+    func_hash_offset: 8,
+    function_pointer_offset: 32,
+    counter_ptr_offset: 16,
+    bitmap_ptr_offset: 24,
+    num_bitmap_bytes_offset: 56,
+    values_offset: 40,
+    num_counters_offset: 48,
+    num_value_sites_offset: 52,
+    value_kinds: 2,
+    has_bitmap: true,
+    has_vtables: false,
 };
 
 /// Raw version 8: LLVM 15 to 17.
@@ -157,6 +182,7 @@ pub static LAYOUT_V8: Layout = Layout {
     num_value_sites_offset: 44,
     value_kinds: 2,
     has_bitmap: false,
+    has_vtables: false,
 };
 
 /// A validated version word, as emitted by the compiler in
@@ -172,6 +198,7 @@ impl ProfileVersion {
     pub fn from_word(word: u64) -> Result<Self, FormatError> {
         let layout = match word & !VARIANT_MASKS_ALL {
             10 => &LAYOUT_V10,
+            9 => &LAYOUT_V9,
             8 => &LAYOUT_V8,
             _ => return Err(FormatError::UnsupportedVersion(word)),
         };
@@ -287,44 +314,39 @@ pub const MAX_HEADER_WORDS: usize = 16;
 pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEADER_WORDS], usize) {
     let layout = version.layout();
     let counters_pad = padding_to_8(fields.counters_size as usize) as u64;
+    let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
+    // The `INSTR_PROF_RAW_HEADER` lines of version 10, each with whether
+    // the layout has it: version 9 lacks the vtable words, version 8 the
+    // bitmap words too.
+    let bitmap = layout.has_bitmap;
+    let vtables = layout.has_vtables;
+    let all = [
+        (true, RAW_MAGIC_64),
+        (true, version.word()),
+        (true, fields.binary_ids_size),
+        (true, fields.num_data),
+        (true, 0), // padding before counters: only continuous mode needs it
+        (true, fields.num_counters),
+        (true, counters_pad),
+        (bitmap, fields.num_bitmap_bytes),
+        (bitmap, bitmap_pad),
+        (true, fields.names_size),
+        (true, fields.counters_delta),
+        (bitmap, fields.bitmap_delta),
+        (true, fields.names_delta),
+        (vtables, 0), // number of vtable records: vtable profiling is not written
+        (vtables, 0), // size of vtable names
+        (true, (layout.value_kinds - 1) as u64),
+    ];
     let mut words = [0u64; MAX_HEADER_WORDS];
-    let used = if layout.has_bitmap {
-        let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
-        words = [
-            RAW_MAGIC_64,
-            version.word(),
-            fields.binary_ids_size,
-            fields.num_data,
-            0, // padding before counters: only continuous mode needs it
-            fields.num_counters,
-            counters_pad,
-            fields.num_bitmap_bytes,
-            bitmap_pad,
-            fields.names_size,
-            fields.counters_delta,
-            fields.bitmap_delta,
-            fields.names_delta,
-            0, // number of vtable records: vtable profiling is not written
-            0, // size of vtable names
-            (layout.value_kinds - 1) as u64,
-        ];
-        16
-    } else {
-        words[..11].copy_from_slice(&[
-            RAW_MAGIC_64,
-            version.word(),
-            fields.binary_ids_size,
-            fields.num_data,
-            0,
-            fields.num_counters,
-            counters_pad,
-            fields.names_size,
-            fields.counters_delta,
-            fields.names_delta,
-            (layout.value_kinds - 1) as u64,
-        ]);
-        11
-    };
+    let mut used = 0;
+    for (_, word) in all.iter().filter(|(present, _)| *present) {
+        // `all` has MAX_HEADER_WORDS entries: every word has a slot.
+        if let Some(slot) = words.get_mut(used) {
+            *slot = *word;
+            used += 1;
+        }
+    }
     debug_assert_eq!(used, layout.header_words);
     (words, used)
 }

@@ -19,6 +19,13 @@ use super::value::NodePool;
 /// raw version 8's in the high half. Only the version word's layout has a
 /// count, so a hook tests a record against one count and compares no
 /// version.
+///
+/// Raw version 9 counts as version 10: what the hooks read of a record is
+/// laid out alike in both (64-byte records, `Values` at 40, the indirect-call
+/// and memop site counts at 52 and 54). The third count that version 10's
+/// layout reads, at 56, is version 9's `NumBitmapBytes`: 0 with
+/// `-fprofile-generate` (no MC/DC), and `check_sections` holds a module's
+/// list heads to it too.
 #[derive(Clone, Copy)]
 pub(crate) struct HookRecords(u64);
 
@@ -29,7 +36,7 @@ impl HookRecords {
     fn new(layout: &Layout, records: usize) -> Self {
         let records = records.min(u32::MAX as usize) as u64;
         match layout.version {
-            10 => Self(records),
+            10 | 9 => Self(records),
             8 => Self(records << 32),
             _ => Self(0),
         }
@@ -39,7 +46,7 @@ impl HookRecords {
     #[inline(always)]
     pub(crate) fn of(self, layout: &Layout) -> usize {
         match layout.version {
-            10 => self.0 as u32 as usize,
+            10 | 9 => self.0 as u32 as usize,
             8 => (self.0 >> 32) as usize,
             _ => 0,
         }
@@ -111,7 +118,7 @@ pub struct Sections {
     pub data: SectionRange,
     /// `__llvm_prf_cnts`: the counters.
     pub counters: SectionRange,
-    /// `__llvm_prf_bits`: MC/DC bitmap bytes (raw version 10 only).
+    /// `__llvm_prf_bits`: MC/DC bitmap bytes (raw versions 9 and 10).
     pub bitmap: SectionRange,
     /// `__llvm_prf_names`: compressed function names.
     pub names: SectionRange,

@@ -22,7 +22,7 @@
 #    binary id must be the shared object's build id, and the llvm-profdata
 #    text of the two profiles is compared.
 #
-# Usage: tests/host/compare.sh          (all programs, clang-19 and clang-16)
+# Usage: tests/host/compare.sh          (all programs, clang-19, 22 and 16)
 #   HOST_TEST_PROGRAMS="memops tiny"    a subset
 #   HOST_TEST_TOOLCHAINS=19             one toolchain
 #   KPGO_LIB=compiler-rt                compare compiler-rt with itself (the
@@ -46,8 +46,6 @@ FIXED_LAYOUT_LDFLAGS=(
 	-Wl,--section-start=__llvm_prf_vnds=0x11400000
 )
 
-SHOW_FLAGS=(show --all-functions --counts --ic-targets --memop-sizes --value-cutoff=0)
-
 all_programs() {
 	local d
 	for d in "$HOST_TESTS_DIR"/programs/*/; do
@@ -59,15 +57,6 @@ all_programs() {
 # per program and toolchain: 20 bytes, like the default sha1 build id.
 fixed_build_id() { # program
 	printf '%s/%s' "$TOOLCHAIN" "$1" | sha1sum | cut -c1-40
-}
-
-# Runs an executable (or, with the shared layout, a shared object through
-# the loader) in its own directory with LLVM_PROFILE_FILE set.
-run_instrumented() { # exe profraw
-	local -a run=("$1")
-	[ "${1##*.}" = shared ] && run=("$SHARED_LOADER" "$1")
-	rm -f "$2"
-	(cd "$(dirname "$1")" && LLVM_PROFILE_FILE=$2 timeout 60 "${run[@]}" > "$1.stdout" 2> "$1.stderr")
 }
 
 # Builds shared_loader.c for the current toolchain; sets SHARED_LOADER.

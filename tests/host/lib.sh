@@ -15,12 +15,16 @@ OUT_ROOT=${HOST_TESTS_OUT:-$REPO_ROOT/build/host-tests}
 # comparison must then pass, since it compares compiler-rt with itself.
 KPGO_LIB=${KPGO_LIB:-$REPO_ROOT/build/host/libkpgo.a}
 
-# LLVM major versions to test: 19 writes raw profile version 10, 16 writes 8.
-HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 16}
+# LLVM major versions to test: 19 and 22 write raw profile version 10, 16
+# writes 8 (clang 18, version 9, has its own test: clang18.sh).
+HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 22 16}
 
 # The objects of every test program are compiled like this; extra_cflags of
 # a program's program.conf is appended.
 INSTR_CFLAGS="-O2 -g0 -fprofile-generate -Wall -Wextra"
+
+# How profiles are listed for comparison.
+SHOW_FLAGS=(show --all-functions --counts --ic-targets --memop-sizes --value-cutoff=0)
 
 tests_passed=0
 tests_failed=0
@@ -122,4 +126,13 @@ profile_binary_ids() { # profraw
 # check that every recorded indirect-call target is one of them.
 defined_functions() { # elf
 	"$NM" --defined-only "$1" | awk '$2 ~ /^[tTW]$/ { print $3 }' | sort -u
+}
+
+# Runs an executable (or, with the shared layout, a shared object through
+# the loader) in its own directory with LLVM_PROFILE_FILE set.
+run_instrumented() { # exe profraw
+	local -a run=("$1")
+	[ "${1##*.}" = shared ] && run=("$SHARED_LOADER" "$1")
+	rm -f "$2"
+	(cd "$(dirname "$1")" && LLVM_PROFILE_FILE=$2 timeout 60 "${run[@]}" > "$1.stdout" 2> "$1.stderr")
 }

@@ -9,15 +9,18 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=${KPGO_TREE:-$root/build/linux}
-out=$root/build/qemu/boot
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+tree=${KPGO_TREE:-$out_root/linux}
+out=$out_root/qemu/boot
 
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
 check "kernel built with CONFIG_PGO_CLANG=y" grep -qx CONFIG_PGO_CLANG=y "$tree/.config"
 check "vmlinux has a __llvm_prf_data section" \
-	bash -c "/usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux' | grep -q ' __llvm_prf_data '"
+	bash -c "$llvm/llvm-readelf -S '$tree/vmlinux' | grep -q ' __llvm_prf_data '"
 
 r=$out/results
 status=0

@@ -20,10 +20,11 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export BASE=defconfig
-build=$root/build/defconfig
+# The base's build folder and LLVM tools for the toolchain (TOOLCHAIN=).
+build=$("$root/scripts/base-dir") || exit 1
+llvm=$(bash -c 'source "$1/scripts/kernel-env.sh" && echo "$KPGO_LLVM_BIN"' _ "$root")
 bench=$build/bench
 results=$build/qemu/workload/results
-llvm=/usr/lib/llvm-19/bin
 report=$build/defconfig-report.md
 # shellcheck source=lib.sh
 source "$here/lib.sh"

@@ -11,8 +11,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=${KPGO_TREE:-$root/build/linux}
-out=$root/build/qemu/lockdown
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+tree=${KPGO_TREE:-$out_root/linux}
+out=$out_root/qemu/lockdown
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
@@ -27,7 +30,7 @@ check "the kernel is locked down (integrity)" grep -q '\[integrity\]' "$r/lockdo
 check "profile files are 0400, reset 0200" \
 	bash -c "grep -Eq '^-r-------- .* vmlinux.profraw$' '$r/ls' && grep -Eq '^--w------- .* reset$' '$r/ls'"
 check "vmlinux.profraw is readable under lockdown" grep -qx 'read=0' "$r/status"
-check "... and llvm-profdata takes it" /usr/lib/llvm-19/bin/llvm-profdata show "$r/vmlinux.profraw"
+check "... and llvm-profdata takes it" "$llvm/llvm-profdata" show "$r/vmlinux.profraw"
 check "stats is readable under lockdown" grep -qx 'stats=0' "$r/status"
 check "reset is refused under lockdown" grep -qx 'reset=1' "$r/status"
 check "... with EPERM (Operation not permitted)" grep -q 'not permitted' "$r/reset.err"

@@ -12,9 +12,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=$root/build/qemu/modules
-moddir=$root/build/test-modules
-guest_bin=$root/build/guest
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+out=$out_root/qemu/modules
+moddir=$out_root/test-modules
+guest_bin=$out_root/guest
 
 rm -rf "$moddir"
 mkdir -p "$moddir" "$guest_bin"
@@ -24,7 +27,7 @@ cp "$here/modules/pgo_test_a.c" "$moddir/all.c"
 cp "$here/modules/pgo_test_a.c" "$moddir/1.c"
 echo 'obj-m += all.o 1.o' >>"$moddir/Kbuild"
 "$root/scripts/kmake" -s M="$moddir" modules
-/usr/lib/llvm-19/bin/clang -static -O2 -Wall -Werror \
+"$llvm"/clang -static -O2 -Wall -Werror \
 	-o "$guest_bin/getpid_loop" "$here/guest/getpid_loop.c"
 
 status=0

@@ -5,6 +5,7 @@
 Arguments: the results folder, the guest console log, the module build
 folder.
 """
+import os
 import re
 import subprocess
 import sys
@@ -12,6 +13,9 @@ from pathlib import Path
 
 from judge import Checks, Results, check_console, read_console
 from profile_summary import summarize
+
+# The toolchain's LLVM tools (tests/kernel/toolchain.sh sets KPGO_LLVM_BIN).
+LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
 
 checks = Checks()
 check = checks.check
@@ -33,7 +37,7 @@ def profile(name):
 def section_sizes(ko):
     """{name: size} of the sections of KO, and the section types."""
     text = subprocess.run(
-        ["/usr/lib/llvm-19/bin/llvm-readelf", "-S", "--wide", str(ko)],
+        [f"{LLVM}/llvm-readelf", "-S", "--wide", str(ko)],
         check=True, capture_output=True, text=True).stdout
     rows = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)",
                       text, re.M)

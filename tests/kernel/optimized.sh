@@ -4,22 +4,28 @@
 # The optimized build path: a profile taken from the instrumented kernel
 # (by tests/kernel/vmlinux.sh, which must run first) is merged and applied
 # with `make optimized`; the matching instrumented build must give zero
-# out-of-date functions, C and Rust, and the optimized kernel must boot.
+# out-of-date functions, C and Rust, the optimized kernel must boot, and
+# it must say which profile built it (its vmlinux and, booted, its
+# /sys/kernel/notes: the profile's SHA-256 and binary ids).
 #
 # Usage: tests/kernel/optimized.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=$root/build/linux-optimized
-profile=$root/build/check-profile.profdata
-out=$root/build/qemu/optimized
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+tree=$out_root/linux-optimized
+profile=$out_root/check-profile.profdata
+out=$out_root/qemu/optimized
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
-/usr/lib/llvm-19/bin/llvm-profdata merge -o "$profile" \
-	"$root/build/qemu/vmlinux/results/after-getpid.profraw"
+"$llvm"/llvm-profdata merge -o "$profile" \
+	"$out_root/qemu/vmlinux/results/after-getpid.profraw"
 status=0
-make -s -C "$root" optimized PROFILE="$profile" || status=$?
+make -s -C "$root" optimized PROFILE="$profile" 2>&1 | tee "$out_root/check-optimized.log" ||
+	status=$?
 check "make optimized succeeded (status $status)" test "$status" -eq 0
 counts=$tree/pgo-profile-diagnostics.txt
 out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
@@ -31,17 +37,17 @@ echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without 
 check "zero out-of-date functions with the matching profile" test "${out_of_date:--1}" -eq 0
 check "zero out-of-date Rust functions" test "${rust_out_of_date:--1}" -eq 0
 check "the profile holds Rust functions (v0 symbols)" \
-	bash -c "/usr/lib/llvm-19/bin/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
+	bash -c "$llvm/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
 # The section list is read first: a vmlinux that is missing or unreadable
 # has no profile section either, and must fail.
 check "the optimized kernel is not instrumented" \
 	bash -c "grep -q '^# CONFIG_PGO_CLANG is not set' '$tree/.config' &&
-		sections=\$(/usr/lib/llvm-19/bin/llvm-readelf -S '$tree/vmlinux') &&
+		sections=\$($llvm/llvm-readelf -S '$tree/vmlinux') &&
 		grep -q ' .text ' <<<\"\$sections\" && ! grep -q __llvm_prf_data <<<\"\$sections\""
 check "the profile was applied (-fprofile-use in the build commands)" \
 	grep -q -- "-fprofile-use=" "$tree/kernel/.fork.o.cmd"
 check "make optimized knew where the profile came from (origin=build/linux)" \
-	grep -qx "origin=$root/build/linux" "$counts"
+	grep -qx "origin=$out_root/linux" "$counts"
 check "the profile is named by its content's hash in the flags (a new profile rebuilds)" \
 	grep -q -- "-fprofile-use=$root/build/profiles/$(sha256sum "$profile" | cut -c1-16).profdata" \
 	"$tree/kernel/.fork.o.cmd"
@@ -49,28 +55,53 @@ check "WERROR-proof: profile diagnostics are demoted (-Wno-error=backend-plugin)
 	grep -q -- "-Wno-error=backend-plugin" "$tree/kernel/.fork.o.cmd"
 
 # A profile from another build (a host program's) is named as such.
-foreign=$root/build/check-foreign
+foreign=$out_root/check-foreign
 mkdir -p "$foreign"
 printf 'int main(void) { return 0; }\n' >"$foreign/main.c"
-/usr/lib/llvm-19/bin/clang -fprofile-generate -Wl,--build-id -o "$foreign/main" "$foreign/main.c"
+"$llvm"/clang -fprofile-generate -Wl,--build-id -o "$foreign/main" "$foreign/main.c"
 LLVM_PROFILE_FILE=$foreign/main.profraw "$foreign/main"
-/usr/lib/llvm-19/bin/llvm-profdata merge -o "$foreign/main.profdata" "$foreign/main.profraw"
+"$llvm"/llvm-profdata merge -o "$foreign/main.profdata" "$foreign/main.profraw"
 status=0
-"$root/scripts/build-optimized" --origin-only --instrumented "$root/build/linux" \
+"$root/scripts/build-optimized" --origin-only --instrumented "$out_root/linux" \
 	"$foreign/main.profdata" 2>"$foreign/origin.log" || status=$?
 check "a profile of another build is recognized (status $status = 3)" test "$status" -eq 3
 check "... and said clearly" grep -q "does not come from the instrumented build" "$foreign/origin.log"
 status=0
-"$root/scripts/build-optimized" --origin-only --instrumented "$root/build/linux" \
+"$root/scripts/build-optimized" --origin-only --instrumented "$out_root/linux" \
 	"$profile" 2>/dev/null || status=$?
 check "the test kernel's own profile is recognized (status $status = 0)" test "$status" -eq 0
 check "the profile was applied to the kernel crate (-Cprofile-use), not to core" \
 	bash -c "grep -q -- '-Cprofile-use=' '$tree/rust/.kernel.o.cmd' &&
 		test -s '$tree/rust/.core.o.cmd' && ! grep -q -- '-Cprofile-use=' '$tree/rust/.core.o.cmd'"
+
+# Which profile built the kernel: the note of the series' kbuild patch, in
+# vmlinux and in the running kernel's /sys/kernel/notes, is the profile's
+# SHA-256 and binary ids.
+profile_ids=$("$llvm/llvm-profdata" show --binary-ids "$profile" |
+	sed -n 's/^ *\([0-9a-f]\{16,\}\)$/\1/p' | sort -u | paste -sd, -)
+expected="pgo-profile sha256=$(sha256sum <"$profile" | cut -d' ' -f1) binary-ids=$profile_ids"
+echo "expected note: $expected"
+check "the profile has binary ids, among them the instrumented vmlinux's build id" \
+	grep -q "$("$llvm/llvm-readelf" -n "$out_root/linux/vmlinux" | sed -n 's/^ *Build ID: *//p')" \
+	<<<"${profile_ids:-none}"
+# llvm-readelf lists the note's bytes; scripts/pgo-profile-note (which
+# build-optimized prints from) reads them itself.
+readelf_note=$("$llvm/llvm-readelf" -n "$tree/vmlinux" |
+	sed -n '/Unknown note type: (0x00000102)/{n;s/^ *description data: //p}' | python3 -c 'import sys; print(bytes.fromhex(sys.stdin.read()).decode().rstrip("\0"))')
+check "vmlinux has the Linux note 0x102 with the profile's SHA-256 and binary ids (llvm-readelf -n)" \
+	test "$readelf_note" = "$expected"
+check "scripts/pgo-profile-note reads the same from vmlinux" \
+	test "$("$root/scripts/pgo-profile-note" "$tree/vmlinux")" = "$expected"
+check "make optimized printed it" grep -qF "vmlinux records the profile it was built with: $expected" \
+	"$out_root/check-optimized.log"
+
 status=0
 "$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --out "$out" \
 	"$here/boot.guest.sh" || status=$?
+r=$out/results
 check "the optimized kernel boots to the guest script (status $status)" test "$status" -eq 0
 check_console "the optimized kernel's console: a whole run, no BUG, oops or WARNING" \
 	"$out/console.log"
+check_after done "the running kernel's /sys/kernel/notes has the same note (no debugfs needed)" \
+	test "$("$root/scripts/pgo-profile-note" "$r/notes")" = "$expected"
 summary optimized

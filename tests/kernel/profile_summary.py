@@ -7,12 +7,14 @@ concatenated profiles, as a module's file does after a reload) and returns
 {function: Function}, keyed by the function name without its "file;" prefix
 (static functions) so that tests can name them plainly.
 """
+import os
 import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-PROFDATA = "/usr/lib/llvm-19/bin/llvm-profdata"
+# The toolchain's llvm-profdata (tests/kernel/toolchain.sh sets KPGO_LLVM_BIN).
+PROFDATA = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin") + "/llvm-profdata"
 
 
 @dataclass

@@ -12,9 +12,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=${KPGO_TREE:-$root/build/linux}
-out=$root/build/qemu/rust
-moddir=$root/build/test-modules-rust
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+tree=${KPGO_TREE:-$out_root/linux}
+out=$out_root/qemu/rust
+moddir=$out_root/test-modules-rust
 
 rm -rf "$moddir"
 mkdir -p "$moddir"

@@ -11,6 +11,7 @@ function, as llvm-profdata shows them; the checks name them demangled
 (llvm-cxxfilt-19 knows v0), e.g. `<pgo_test_rust::Six as
 pgo_test_rust::Op>::apply`.
 """
+import os
 import re
 import subprocess
 import sys
@@ -19,7 +20,8 @@ from pathlib import Path
 from judge import Checks, Results, check_console, read_console
 from profile_summary import summarize
 
-LLVM = "/usr/lib/llvm-19/bin"
+# The toolchain's LLVM tools (tests/kernel/toolchain.sh sets KPGO_LLVM_BIN).
+LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
 checks = Checks()
 check = checks.check
 results = Results(sys.argv[1], checks)

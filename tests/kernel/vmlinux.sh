@@ -9,10 +9,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=${KPGO_TREE:-$root/build/linux}
-out=$root/build/qemu/vmlinux
-guest_bin=$root/build/guest
-profdata=/usr/lib/llvm-19/bin/llvm-profdata
+# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+out_root=${KPGO_TEST_OUT:-$root/build}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+tree=${KPGO_TREE:-$out_root/linux}
+out=$out_root/qemu/vmlinux
+guest_bin=$out_root/guest
+profdata="$llvm"/llvm-profdata
 calls=5000
 
 # shellcheck source=lib.sh
@@ -21,7 +24,7 @@ source "$here/lib.sh"
 # Static guest programs, built here.
 mkdir -p "$guest_bin"
 for program in getpid_loop snapshot_reads; do
-	/usr/lib/llvm-19/bin/clang -static -O2 -Wall -Werror \
+	"$llvm"/clang -static -O2 -Wall -Werror \
 		-o "$guest_bin/$program" "$here/guest/$program.c"
 done
 
@@ -76,7 +79,7 @@ check "the snapshot is a whole profile" test "$(stat -c %s "$r/bytewise.profraw"
 # Indirect-call targets: resolved to names, and those are kernel functions.
 "$profdata" show --all-functions --ic-targets "$r/after-getpid.profraw" |
 	sed -n 's/^[[:space:]]*\[ *[0-9]*, \([^,]*\), .*/\1/p' | sort -u >"$out/ic-targets"
-/usr/lib/llvm-19/bin/llvm-nm --defined-only "$tree/vmlinux" |
+"$llvm"/llvm-nm --defined-only "$tree/vmlinux" |
 	awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$out/functions"
 sed 's/^.*;//' "$out/ic-targets" | grep -v '^[0-9]*$' | sort -u >"$out/ic-names" || true
 echo "indirect-call targets: $(wc -l <"$out/ic-targets") distinct, $(wc -l <"$out/ic-names") named"

@@ -9,7 +9,9 @@
 //! judge. Lines cited are of LLVM 19's copy (raw version 10) at
 //! `/usr/lib/llvm-19/lib/clang/19/include/profile/InstrProfData.inc` and
 //! LLVM 16's (raw version 8) at
-//! `/usr/lib/llvm-16/lib/clang/16/include/profile/InstrProfData.inc`.
+//! `/usr/lib/llvm-16/lib/clang/16/include/profile/InstrProfData.inc`;
+//! raw version 9 is LLVM 18's `compiler-rt/include/profile/InstrProfData.inc`
+//! (release/18.x; not installed here, its fields are named instead).
 
 #![allow(dead_code)]
 
@@ -36,7 +38,11 @@ pub mod variant {
 /// `INSTR_PROF_RAW_VERSION` (19: line 711; 16: 651) with the IR flag, as
 /// clang emits it for `-fprofile-generate`.
 pub const V10: u64 = variant::IR_PROF | 10;
+pub const V9: u64 = variant::IR_PROF | 9;
 pub const V8: u64 = variant::IR_PROF | 8;
+
+/// Every version word the core writes, for tests that hold for all.
+pub const ALL_VERSIONS: [u64; 3] = [V10, V9, V8];
 
 /// One raw version's layout, as `InstrProfData.inc` defines it. Offsets are
 /// those of the C struct the `INSTR_PROF_DATA` lines declare, on a 64-bit
@@ -50,14 +56,14 @@ pub struct RawFormat {
     pub name_ref: usize,
     pub func_hash: usize,
     pub counter_ptr: usize,
-    /// `BitmapPtr`, raw version 10 only.
+    /// `BitmapPtr`, raw versions 9 and 10.
     pub bitmap_ptr: Option<usize>,
     pub function_pointer: usize,
     pub values: usize,
     pub num_counters: usize,
     /// `NumValueSites[IPVK_Last + 1]`, one `u16` per kind.
     pub num_value_sites: usize,
-    /// `NumBitmapBytes`, raw version 10 only.
+    /// `NumBitmapBytes`, raw versions 9 and 10.
     pub num_bitmap_bytes: Option<usize>,
     /// `IPVK_Last + 1`.
     pub value_kinds: usize,
@@ -102,6 +108,40 @@ pub static RAW_V10: RawFormat = RawFormat {
     header_vtables: Some([13, 14]),
 };
 
+/// Raw version 9 (LLVM 18). Record (`INSTR_PROF_DATA`): NameRef,
+/// FuncHash, CounterPtr, BitmapPtr, FunctionPointer, Values (8 bytes each,
+/// 0..48), NumCounters (u32, 48), NumValueSites[2] (u16s, 52..56),
+/// NumBitmapBytes (u32, 56): 60 bytes, 64 with the struct's alignment.
+/// Header (`INSTR_PROF_RAW_HEADER`): Magic, Version, BinaryIdsSize,
+/// DataSize, PaddingBytesBeforeCounters, CountersSize,
+/// PaddingBytesAfterCounters, NumBitmapBytes, PaddingBytesAfterBitmapBytes,
+/// NamesSize, CountersDelta, BitmapDelta, NamesDelta, ValueKindLast: 14
+/// words. Value kinds: indirect call target and memop size (`IPVK_Last`
+/// is 1). clang 18.1.6's IR agrees on the record: `@__profd_*` is a
+/// `{ i64, i64, i64, i64, ptr, ptr, i32, [2 x i16], i32 }`.
+pub static RAW_V9: RawFormat = RawFormat {
+    version: 9,
+    header_words: 14,
+    record_size: 64,
+    name_ref: 0,
+    func_hash: 8,
+    counter_ptr: 16,
+    bitmap_ptr: Some(24),
+    function_pointer: 32,
+    values: 40,
+    num_counters: 48,
+    num_value_sites: 52,
+    num_bitmap_bytes: Some(56),
+    value_kinds: 2,
+    header_num_bitmap_bytes: Some(7),
+    header_padding_after_bitmap: Some(8),
+    header_names_size: 9,
+    header_counters_delta: 10,
+    header_bitmap_delta: Some(11),
+    header_names_delta: 12,
+    header_vtables: None,
+};
+
 /// Raw version 8 (LLVM 16). Record, lines 72-90: NameRef, FuncHash,
 /// CounterPtr, FunctionPointer, Values (8 bytes each, 0..40), NumCounters
 /// (u32, 40), NumValueSites[2] (u16s, 44..48): 48 bytes. Header, lines
@@ -136,8 +176,9 @@ pub static RAW_V8: RawFormat = RawFormat {
 pub fn raw_format(word: u64) -> &'static RawFormat {
     match word & 0xffff_ffff {
         10 => &RAW_V10,
+        9 => &RAW_V9,
         8 => &RAW_V8,
-        other => panic!("raw version {other}: the tests know only 8 and 10"),
+        other => panic!("raw version {other}: the tests know only 8, 9 and 10"),
     }
 }
 
