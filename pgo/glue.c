@@ -16,7 +16,7 @@
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <asm/pgtable.h>
+#include <linux/pgtable.h>
 
 #include "kpgo.h"
 

@@ -16,12 +16,13 @@
 //! module area ([`MODULE_AREA`], where the loader places every module's
 //! memory), in tables of [`PAGES_PER_TABLE`] pages (8 KiB for 4 MiB of the
 //! area) that are allocated when a module first needs them and kept for
-//! good: at most [`TABLES`] of them, however many modules come and go. A page of a module's memory belongs to that module alone until
-//! the loader frees it, after the module's GOING notification, at which
-//! the module's pages were withdrawn from the map; so each page maps to at
-//! most one descriptor, and the descriptor then checks that the record is
-//! exactly one of its own. A module's cost in the map is one pointer per
-//! page of its `__llvm_prf_data`.
+//! good: at most [`TABLES`] of them, however many modules come and go. A
+//! page of a module's memory belongs to that module alone until the loader
+//! frees it, after the module's GOING notification, at which the module's
+//! pages were withdrawn from the map; so each page maps to at most one
+//! descriptor, and the descriptor then checks that the record is exactly
+//! one of its own. A module's cost in the map is one pointer per page of
+//! its `__llvm_prf_data`.
 //!
 //! # When a descriptor is freed
 //!

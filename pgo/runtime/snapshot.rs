@@ -8,17 +8,18 @@
 //! kvmalloc'ed: a module's few KiB come from the slab, not from vmalloc,
 //! whose lazy purges the module loader would then pay for.
 //!
-//! An entry's profile is its saved profiles, then its live object. The
-//! read takes no lock that a module's load or unload waits for: it sizes
-//! the profile in an RCU read-side section (with room for every value the
+//! An entry's profile is its saved profiles, then its live object. The read
+//! takes no lock that a module's load or unload waits for: it sizes the
+//! profile in an RCU read-side section (with room for every value the
 //! objects' pools could still list: `profile_size_bound`), allocates
 //! outside it, and serializes in a second one, which keeps what it reads
-//! alive (vmlinux's entry needs none: nothing of it is ever freed). If a load, unload or reset of the entry changed what its profile
-//! is made of meanwhile (its change count moved), the bytes may mix two
-//! states: the read lets that writer finish (it sleeps a millisecond,
-//! holding nothing) and starts again. A writer's change is short (a merge of one
-//! module), so the read completes once the entry is quiet for as long as
-//! serializing it takes.
+//! alive (vmlinux's entry needs none: nothing of it is ever freed). If a
+//! load, unload or reset of the entry changed what its profile is made of
+//! meanwhile (its change count moved), the bytes may mix two states: the
+//! read lets that writer finish (it sleeps a millisecond, holding nothing)
+//! and starts again. A writer's change is short (a merge of one module), so
+//! the read completes once the entry is quiet for as long as serializing it
+//! takes.
 
 use kernel::prelude::*;
 
