@@ -32,7 +32,7 @@ pub(crate) fn init() -> Result {
             pr_err!("{error}; no profile is exposed\n");
             return Ok(());
         }
-        Ok(version) if version.layout().version != hooks::VMLINUX_LAYOUT.version => {
+        Ok(version) if !hooks::takes_vmlinux_layout(version.layout()) => {
             pr_err!(
                 "vmlinux has raw profile version {}, built for {}: its value profiles are not recorded\n",
                 version.layout().version,
