@@ -13,9 +13,14 @@ As a command, for the shell tests (tests/kernel/lib.sh):
     judge.py console LOG    exit 0 if LOG is a whole run without reports
     judge.py reached RESULTS STEP...  exit 0 if the guest got to each STEP
 """
+import os
 import re
 import sys
 from pathlib import Path
+
+# The toolchain's LLVM tools (tests/kernel/with-toolchain.sh sets
+# KPGO_LLVM_BIN).
+LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
 
 # Reports that fail a test wherever they appear on the console, by kind.
 REPORTS = {
@@ -141,6 +146,13 @@ def read_console(path, checks):
     if not GUEST_END.search(console):
         checks.missing.append(f"the end of the guest run in {path}")
     return console
+
+
+def guest_run(results_folder, console_path):
+    """(checks, results, console) of one guest run: what a judge starts
+    from."""
+    checks = Checks()
+    return checks, Results(results_folder, checks), read_console(console_path, checks)
 
 
 def main(argv):

@@ -5,22 +5,16 @@
 Arguments: the results folder, the guest console log, the module build
 folder.
 """
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from judge import Checks, Results, check_console, read_console
+from judge import LLVM, check_console, guest_run
 from profile_summary import summarize
 
-# The toolchain's LLVM tools (tests/kernel/toolchain.sh sets KPGO_LLVM_BIN).
-LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
-
-checks = Checks()
+checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
-results = Results(sys.argv[1], checks)
-console = read_console(sys.argv[2], checks)
 modules = Path(sys.argv[3])
 # compiler-rt's ValueProfNode: {u64 Value, u64 Count, ValueProfNode *Next}.
 VALUE_NODE_BYTES = 24

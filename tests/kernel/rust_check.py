@@ -11,21 +11,16 @@ function, as llvm-profdata shows them; the checks name them demangled
 (llvm-cxxfilt-19 knows v0), e.g. `<pgo_test_rust::Six as
 pgo_test_rust::Op>::apply`.
 """
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from judge import Checks, Results, check_console, read_console
+from judge import LLVM, check_console, guest_run
 from profile_summary import summarize
 
-# The toolchain's LLVM tools (tests/kernel/toolchain.sh sets KPGO_LLVM_BIN).
-LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
-checks = Checks()
+checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
-results = Results(sys.argv[1], checks)
-console = read_console(sys.argv[2], checks)
 modules = Path(sys.argv[3])
 tree = Path(sys.argv[4])
 
