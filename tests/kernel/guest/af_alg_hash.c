@@ -5,7 +5,12 @@
  * wp512) runs on a known workload in the guest.
  *
  * Usage: af_alg_hash ALGORITHM SIZE ROUNDS
+ *
+ * Exits 3 when the kernel has no AF_ALG (no networking, as in tinyconfig,
+ * or no CONFIG_CRYPTO_USER_API_HASH), so that a workload can tell a kernel
+ * without the interface from a hash that failed.
  */
+#include <errno.h>
 #include <linux/if_alg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,10 @@ int main(int argc, char **argv)
 	strcpy((char *)address.salg_type, "hash");
 	strncpy((char *)address.salg_name, argv[1], sizeof(address.salg_name) - 1);
 	tfm = socket(AF_ALG, SOCK_SEQPACKET, 0);
+	if (tfm < 0 && (errno == ENOSYS || errno == EAFNOSUPPORT)) {
+		perror("AF_ALG socket");
+		return 3;
+	}
 	if (tfm < 0 || bind(tfm, (struct sockaddr *)&address, sizeof(address))) {
 		perror("AF_ALG socket/bind");
 		return 1;
