@@ -12,6 +12,7 @@
  */
 #include <linux/export.h>
 #include <linux/init.h>
+#include <linux/kprobes.h>
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
@@ -48,17 +49,21 @@ void kpgo_cond_resched(void)
  * freed (after a grace period) only once every hook that found it has
  * returned. No reschedule on the way out: that would call the scheduler,
  * instrumented code, from inside a hook; a pending one is taken at the
- * next preemption point.
+ * next preemption point. Neither is traced nor probed: a tracer's or a
+ * kprobe's handler is instrumented code too, and would run inside every
+ * module hook call, NMI included.
  */
-void kpgo_hook_enter(void)
+void notrace kpgo_hook_enter(void)
 {
 	preempt_disable_notrace();
 }
+NOKPROBE_SYMBOL(kpgo_hook_enter);
 
-void kpgo_hook_exit(void)
+void notrace kpgo_hook_exit(void)
 {
 	preempt_enable_no_resched_notrace();
 }
+NOKPROBE_SYMBOL(kpgo_hook_exit);
 
 /* A profile read's section: what it serializes is freed after it. */
 void kpgo_read_lock(void)

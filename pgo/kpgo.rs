@@ -14,8 +14,8 @@
 //!   and the safe wrappers of the C interfaces.
 //!
 //! It is built in, and set up by [`kpgo_init`] at `fs_initcall` time
-//! (`pgo/glue.c`): after debugfs, before most drivers; modules loaded
-//! earlier are found then.
+//! (`pgo/glue.c`): after debugfs, before most drivers, and before any
+//! module can be loaded.
 
 use kernel::ffi::c_int;
 use kernel::prelude::*;

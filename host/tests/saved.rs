@@ -8,7 +8,7 @@ mod fake;
 
 use std::sync::atomic::AtomicU64;
 
-use fake::{notes_with_build_id, parse, FakeObject, FunctionShape, Parsed, V10, V8};
+use fake::{notes_with_build_id, parse, variant, FakeObject, FunctionShape, Parsed, V10, V8};
 use kpgo::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
 use kpgo::profile::sections::ProfiledObject;
 use kpgo::profile::writer::{profile_size, profile_size_bound, serialize};
@@ -156,6 +156,38 @@ fn a_saved_copy_is_the_live_profile_then_sums_later_loads() {
         ];
         assert_eq!(record0(&kept), want);
     }
+}
+
+/// The counters' bytes of `object`.
+fn counter_bytes(object: &ProfiledObject) -> Vec<u8> {
+    let range = &object.sections().counters;
+    // SAFETY: the range is the object's counters, alive for the call.
+    unsafe { std::slice::from_raw_parts(range.start(), range.len()) }.to_vec()
+}
+
+/// In coverage mode a counter byte is 0 once covered, 0xff before: the
+/// saved copy starts uncovered, so that the merge (an AND) keeps exactly
+/// what some load covered.
+#[test]
+fn a_saved_copy_in_coverage_mode_covers_only_what_a_load_covered() {
+    let word = V10 | variant::BYTE_COVERAGE;
+    let mut first = load(word, 0xffff_ffff_c000_0000, b"build-C");
+    first.object().reset().unwrap();
+    first.counters[0] &= !0xff; // the first function's entry: covered
+    let saved = save(&first);
+    let uncovered = counter_bytes(&saved.object);
+    assert!(uncovered.iter().all(|&b| b == 0xff), "{uncovered:?}");
+    assert_eq!(merged(&saved, &first), Ok(0));
+    assert_eq!(counter_bytes(&saved.object), counter_bytes(&first.object()));
+
+    let mut second = load(word, 0xffff_ffff_c100_0000, b"build-C");
+    second.object().reset().unwrap();
+    second.counters[3] &= !0xff00;
+    assert_eq!(merged(&saved, &second), Ok(0));
+    let kept = counter_bytes(&saved.object);
+    let covered: Vec<usize> = (0..kept.len()).filter(|&i| kept[i] == 0).collect();
+    let zero_byte = |word: u64| word.to_ne_bytes().iter().position(|&b| b == 0).unwrap();
+    assert_eq!(covered, vec![zero_byte(!0xff), 3 * 8 + zero_byte(!0xff00)]);
 }
 
 #[test]

@@ -138,7 +138,8 @@ impl SavedLayout {
     }
 
     /// Builds in `buffer` the saved copy of `object`'s structure, with no
-    /// count yet: [`merge`] adds them. Returns its descriptor.
+    /// count yet (its counters as a reset leaves them): [`merge`] adds
+    /// them. Returns its descriptor.
     ///
     /// # Safety
     ///
@@ -169,6 +170,13 @@ impl SavedLayout {
                 object.version_word().cast(),
                 self.version_word.range(buffer).start(),
                 self.version_word.len,
+            );
+            // No count yet: in coverage mode that is 0xff ("not covered"),
+            // which `merge` ANDs with; a zeroed copy would say "covered".
+            core::ptr::write_bytes(
+                counters.start(),
+                self.version.counter_reset_byte(),
+                counters.len(),
             );
         }
         let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];

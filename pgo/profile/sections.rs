@@ -183,20 +183,22 @@ pub struct Stats {
 /// only for a `record` that lies in this object's data section (and, for a
 /// checked descriptor, never reads the version word again); everything
 /// else (writer, reset, stats) reads all of them. So a descriptor may
-/// outlive its object's memory, as the kernel's module descriptors do
-/// (they are never freed), provided that after the memory goes only
+/// outlive its object's memory (the kernel frees a module's descriptor
+/// only after an RCU grace period), provided that after the memory goes only
 /// `record_target` is called, and only with records of objects that are
 /// still mapped: such a record is never inside the gone object's range.
+///
+/// # Invariants
+///
+/// `hook_records` is 0 until [`Self::check_hook_version`] stores it, then
+/// the whole-record count of the version word's layout in that layout's
+/// half and 0 in the other: never changed again (racing first calls store
+/// the same word). So a record is only ever tested under its object's
+/// layout.
 pub struct ProfiledObject {
     sections: Sections,
     version_word: *const u64,
     /// A [`HookRecords`].
-    ///
-    /// INVARIANT: 0 until [`Self::check_hook_version`] stores it, then the
-    /// whole-record count of the version word's layout in that layout's
-    /// half and 0 in the other: never changed again (racing first calls
-    /// store the same word). So a record is only ever tested under its
-    /// object's layout.
     hook_records: AtomicU64,
     /// Whether the version word was checked for the hooks.
     hook_checked: AtomicBool,

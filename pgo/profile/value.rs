@@ -129,6 +129,12 @@ impl ValueNodeLink {
 }
 
 /// The value-node pool of one object, handed out by an atomic cursor.
+///
+/// # Invariants
+///
+/// Once non-null (set once, by [`Self::attach_baselines`]), `baselines`
+/// points to `capacity()` `AtomicU64`s that stay valid and are accessed
+/// only through atomics while the pool is used.
 pub struct NodePool {
     nodes: SectionRange,
     next: AtomicUsize,
@@ -136,10 +142,6 @@ pub struct NodePool {
     values_per_site: AtomicU32,
     /// Null, or [`Self::capacity`] baselines, one per node: what the
     /// node's count was at the last reset.
-    ///
-    /// INVARIANT: once non-null (set once, by [`Self::attach_baselines`]),
-    /// it points to `capacity()` `AtomicU64`s that stay valid and are
-    /// accessed only through atomics while the pool is used.
     baselines: AtomicPtr<AtomicU64>,
 }
 

@@ -30,7 +30,9 @@ const FMODE_WRITE: bindings::fmode_t = 1 << 1;
 
 /// A debugfs directory created by kpgo.
 ///
-/// INVARIANT: `self.0` is a directory returned by `debugfs_create_dir`
+/// # Invariants
+///
+/// `self.0` is a directory returned by `debugfs_create_dir`
 /// (not an error pointer), not removed while `self` exists.
 pub(crate) struct Dir(*mut bindings::dentry);
 
@@ -446,8 +448,10 @@ mod modules {
     }
 
     /// Frees `object` after an RCU grace period: after every hook section
-    /// and read-side section that began before this call has ended.
-    pub(crate) fn free_after_grace_period<T>(object: KBox<RcuBox<T>>) {
+    /// and read-side section that began before this call has ended. The
+    /// drop runs in RCU's callback (softirq or an rcuo thread, any CPU),
+    /// hence `Send`, and must not sleep.
+    pub(crate) fn free_after_grace_period<T: Send + 'static>(object: KBox<RcuBox<T>>) {
         let object = KBox::into_raw(object);
         // `call_rcu` calls `free_rcu_box` once, after the grace period.
         // SAFETY: `object` is valid and ours; its head is unused so far.
@@ -458,7 +462,7 @@ mod modules {
     ///
     /// Called by RCU, once, with the head of an `RcuBox<T>` that
     /// `free_after_grace_period` handed over.
-    unsafe extern "C" fn free_rcu_box<T>(head: *mut bindings::callback_head) {
+    unsafe extern "C" fn free_rcu_box<T: Send + 'static>(head: *mut bindings::callback_head) {
         // SAFETY: the head is the first field of the box (type invariant),
         // which `free_after_grace_period` got from `KBox::into_raw`.
         drop(unsafe { KBox::from_raw(head.cast::<RcuBox<T>>()) });
@@ -471,7 +475,9 @@ mod modules {
     /// read: the loader writes the rest while kpgo looks, so no Rust
     /// reference to the whole struct is ever made.
     ///
-    /// INVARIANT: `module` points to a `struct module` that stays valid
+    /// # Invariants
+    ///
+    /// `module` points to a `struct module` that stays valid
     /// for `'a` (each constructor says why).
     pub(crate) struct Module<'a> {
         module: *const bindings::module,

@@ -160,7 +160,9 @@ struct Table([AtomicPtr<Descriptor>; PAGES_PER_TABLE]);
 
 /// The map's tables, each null until a module needs it, then kept.
 ///
-/// INVARIANT: a non-null entry is a table leaked by [`reserve`], never
+/// # Invariants
+///
+/// A non-null entry is a table leaked by [`reserve`], never
 /// freed, all of whose pointers are null or a descriptor that
 /// [`publish`] put there; a descriptor is freed only after a grace period
 /// that follows its [`withdraw`] from every page.

@@ -206,14 +206,35 @@ impl ModuleParts {
     }
 }
 
-/// Proof that an entry's live descriptor stays while it is held: an RCU
-/// read-side section begun before the descriptor is loaded (for a module's
-/// entry, [`Entry::read_section`] begins one), or the entry's writer
-/// mutex, without which it is not withdrawn.
-pub(crate) trait KeepsLive {}
+/// What may keep an entry's live descriptor and saved profiles while it
+/// is held: an RCU read-side section begun before they are loaded, or the
+/// entry's writer mutex, without which they are not withdrawn. Each use
+/// asks [`Self::keeps`] of the entry at hand.
+pub(crate) trait KeepsLive {
+    /// Whether this keeps `entry`'s objects.
+    fn keeps(&self, entry: &Entry) -> bool;
+}
 
-impl KeepsLive for ReadSection {}
-impl KeepsLive for kernel::sync::lock::Guard<'_, (), kernel::sync::lock::mutex::MutexBackend> {}
+impl KeepsLive for ReadSection {
+    /// An active section keeps any entry's; none at all keeps only
+    /// vmlinux's, whose objects are never freed.
+    fn keeps(&self, entry: &Entry) -> bool {
+        !self.may_sleep() || matches!(entry.kind, Kind::Vmlinux)
+    }
+}
+
+/// One entry's writer mutex, held.
+pub(crate) struct WriterGuard<'a> {
+    entry: &'a Entry,
+    _guard: kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>,
+}
+
+impl KeepsLive for WriterGuard<'_> {
+    /// Only the entry whose mutex it is.
+    fn keeps(&self, entry: &Entry) -> bool {
+        ptr::eq(self.entry, entry)
+    }
+}
 
 /// The profiled object behind one `<name>.profraw` file.
 ///
@@ -335,15 +356,22 @@ impl Entry {
     #[cfg(CONFIG_MODULES)]
     fn for_each_saved<'a, E>(
         &'a self,
-        _proof: &'a impl KeepsLive,
+        proof: &'a impl KeepsLive,
         mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
     ) -> Result<(), E> {
+        if !proof.keeps(self) {
+            pr_warn!(
+                "kpgo: {}: saved profiles read without a section\n",
+                self.name
+            );
+            return Ok(());
+        }
         let mut saved = self.module.saved.load(Ordering::Acquire);
         // The list's profiles are freed only after a grace period that
         // follows their unlinking under `writer` (the invariant of
         // `ModuleParts`).
-        // SAFETY: `_proof` is a read-side section begun before these loads,
-        // or `writer` itself.
+        // SAFETY: `proof` keeps this entry (checked): a read-side section
+        // begun before these loads, or this entry's `writer`.
         while let Some(profile) = unsafe { saved.as_ref() } {
             f(profile)?;
             saved = profile.older.load(Ordering::Acquire);
@@ -361,14 +389,21 @@ impl Entry {
     }
 
     /// The live object, if any.
-    fn live<'a>(&'a self, _proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
+    fn live<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
+        #[cfg(not(CONFIG_MODULES))]
+        let _ = proof;
         match self.kind {
             Kind::Vmlinux => Some(vmlinux()),
+            #[cfg(CONFIG_MODULES)]
+            Kind::Module if !proof.keeps(self) => {
+                pr_warn!("kpgo: {}: module read without a section\n", self.name);
+                None
+            }
             // A descriptor is freed only after a grace period that follows
             // its withdrawal under `writer` (the invariant of `ModuleParts`).
             #[cfg(CONFIG_MODULES)]
-            // SAFETY: `_proof` is a read-side section begun before this
-            // load, or `writer` itself.
+            // SAFETY: `proof` keeps this entry (checked above): a read-side
+            // section begun before this load, or this entry's `writer`.
             Kind::Module => unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
                 .map(|descriptor| &descriptor.object),
             #[cfg(not(CONFIG_MODULES))]
@@ -378,7 +413,10 @@ impl Entry {
 
     /// Frees the saved profiles and restarts the live counts from zero.
     fn reset(&self) -> Result {
-        let writer = self.writer.lock();
+        let writer = WriterGuard {
+            entry: self,
+            _guard: self.writer.lock(),
+        };
         #[cfg(CONFIG_MODULES)]
         {
             let _change = self.begin_change();
@@ -486,15 +524,17 @@ static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// All entries: created under `creating`, which also holds the `pgo`
 /// directory, where their files are made.
+///
+/// # Invariants
+///
+/// `newest` is null or an entry leaked by [`Registry::add`], never freed;
+/// it is only ever replaced, under `creating`, by a newer one that links
+/// it.
 #[pin_data]
 struct Registry {
     #[pin]
     creating: Mutex<Option<Dir>>,
     /// The newest entry; each links the one before.
-    ///
-    /// INVARIANT: null or an entry leaked by [`Registry::add`], never
-    /// freed; only ever replaced, under `creating`, by a newer one that
-    /// links it.
     newest: AtomicPtr<Entry>,
 }
 

@@ -93,8 +93,12 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
                 unsafe { bytes.set_len(written) };
                 return Ok(bytes);
             }
-            // A change meanwhile, the only way past the bound.
-            Ok(()) | Err(WriteError::Overflow) if !unchanged => continue,
+            // A change meanwhile, the only way past the bound: outside any
+            // read section now, so a storm of loads cannot keep this CPU.
+            Ok(()) | Err(WriteError::Overflow) if !unchanged => {
+                reschedule_point();
+                continue;
+            }
             // Past the bound with no change: never, but no endless loop.
             Ok(()) | Err(WriteError::Overflow) => return Err(EIO),
             Err(WriteError::Format(_)) => return Err(EINVAL),
