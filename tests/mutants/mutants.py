@@ -77,8 +77,8 @@ MUTANTS = [
     ),
     Mutant(
         "readers-block-loaders",
-        "a profile read holds the registry's mutex, which loading a module takes, "
-        "while it serializes",
+        "a profile read holds a mutex (the registry's) while it sizes, allocates and "
+        "serializes, and every module load and unload waits for it, as before this runtime",
         ["scale"],
         [("pgo/runtime/registry.rs",
           "/// The `stats` file.\n",
@@ -88,10 +88,18 @@ MUTANTS = [
           "    registry().ok().map(|registry| registry.creating.lock())\n"
           "}\n\n"
           "/// The `stats` file.\n"),
+         ("pgo/runtime/registry.rs",
+          "    fn module_coming(&self, module: &Module<'_>) {\n",
+          "    fn module_coming(&self, module: &Module<'_>) {\n"
+          "        drop(self.creating.lock());\n"),
+         ("pgo/runtime/registry.rs",
+          "    fn module_going(&self, module: &Module<'_>) {\n",
+          "    fn module_going(&self, module: &Module<'_>) {\n"
+          "        drop(self.creating.lock());\n"),
          ("pgo/runtime/snapshot.rs",
-          "        let serialized = {\n",
-          "        let _registry = super::registry::mutant_registry_lock();\n"
-          "        let serialized = {\n")],
+          "    let mut bytes = KVVec::new();\n",
+          "    let _registry = super::registry::mutant_registry_lock();\n"
+          "    let mut bytes = KVVec::new();\n")],
     ),
     Mutant(
         "unload-frees-kept-profile",
