@@ -8,6 +8,8 @@
 #   cycles    load/unload cycles of pgo_test_a, memory sampled
 #   names     loads of that many names never loaded before
 #   race      resets in a loop on CPU 1 while pgo_test_race calls on CPU 0
+#   paused    a reader of vmlinux's profile held inside its serialization
+#             on CPU 1 while modules load and unload on CPU 0
 # (latency and the hooks' cost are measured in scale-icount.guest.sh).
 set -eu
 . /kpgo/guest-lib.sh
@@ -52,5 +54,9 @@ $k/reset_race 1000 $r/race >$r/race/rounds
 echo stop >/sys/kernel/debug/pgo_test_race/control
 rmmod pgo_test_race
 step race
+
+# paused: 5 pauses, 10 loads and unloads during each (scale_check.py).
+$k/module_cycles paused 5 10 $k/pgo_scale.ko >$r/paused
+step paused
 cat $pgo/stats >$r/stats-end
 step done

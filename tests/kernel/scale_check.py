@@ -11,7 +11,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from judge import Checks, Results, check_console, read_console
+from judge import LLVM, Checks, Results, check_console, read_console
 from profile_summary import PROFDATA, summarize
 
 RAW_MAGIC = bytes.fromhex("8172666f72706cff")
@@ -23,6 +23,9 @@ CYCLE_GROWTH_LIMIT_KB = 512
 PENDING = 4
 # Resets of the race test (scale.guest.sh).
 RACE_ROUNDS = 1000
+# Pauses of a reader inside its serialization, and the loads and unloads
+# during each (scale.guest.sh's paused step).
+PAUSES, PAUSED_CYCLES = 5, 10
 
 checks = Checks()
 check = checks.check
@@ -184,6 +187,43 @@ if start and one and end:
           entries == names and kept == names and end.get("modules_refused") == 0)
 
 # --- readers and loaders -----------------------------------------------
+# Whether a load or unload waits for a read is judged without timing
+# anything: a reader held inside its serialization, loads and unloads
+# meanwhile (module_cycles paused). The latency figures (-icount) are
+# printed, not judged: a load's worst case moves with what else the
+# kernel does (vmalloc purges, RCU), more than any limit would allow for.
+
+
+def demangled(symbol):
+    """SYMBOL demangled (Rust v0), or as it is."""
+    try:
+        return subprocess.run([f"{LLVM}/llvm-cxxfilt", symbol], capture_output=True,
+                              text=True, check=True).stdout.strip() or symbol
+    except (OSError, subprocess.CalledProcessError):
+        return symbol
+
+
+paused = [fields(line) for line in r.text("paused").splitlines()]
+holds = [f for f in paused if "pause" in f]
+summary = next((f for f in paused if "pauses" in f), {})
+inside = [f for f in holds if "7runtime8snapshot" in str(f.get("frame"))]
+check(f"a reader of vmlinux's profile was held inside its serialization {len(inside)} times "
+      f"(of {PAUSES}; {summary.get('attempts')} tries)",
+      r.reached("paused") and len(holds) == PAUSES and len(inside) == PAUSES,
+      demangled(holds[0]["frame"]) if holds else "no pause")
+if holds:
+    print(f"held at: {demangled(holds[0]['frame'])}")
+check("... and stayed there: no open of it finished while held",
+      holds and all(f.get("reader_opens_meanwhile") == 0 for f in holds),
+      str([f.get("reader_opens_meanwhile") for f in holds]))
+check(f"while it was held, {PAUSED_CYCLES} module loads and unloads ran each time, under new "
+      "names and again (one that waited for the reader would end only when it was let go)",
+      holds and all(f.get("cycles") == PAUSED_CYCLES and f.get("done_while_paused") == PAUSED_CYCLES
+                    and f.get("expired") == 0 for f in holds),
+      str([(f.get("done_while_paused"), f.get("expired")) for f in holds]))
+check(f"... then let go, the reader finished its open and went on "
+      f"({summary.get('opens_after')} more), none failed",
+      summary.get("opens_after", 0) >= 2 and summary.get("failed") == 0, str(summary))
 
 latency = {f.get("readers"): f for f in map(fields, b.text("latency").splitlines())}
 quiet, busy = latency.get(0), latency.get(4)
@@ -195,10 +235,9 @@ if quiet and busy:
               f"{f['load_worst_us']} us; unload median {f['unload_median_us']} us, worst "
               f"{f['unload_worst_us']} us (1 us = 1000 guest instructions); {f['reads']} "
               f"reads, {f['failed_reads']} failed")
-    for op in ("load", "unload"):
-        ratio = busy[f"{op}_worst_us"] / max(quiet[f"{op}_worst_us"], 1)
-        check(f"worst {op} with readers is {ratio:.2f} x the worst without (at most 2)",
-              ratio <= 2.0)
+    print("worst with readers / without: " + ", ".join(
+        f"{op} {busy[f'{op}_worst_us'] / max(quiet[f'{op}_worst_us'], 1):.2f}"
+        for op in ("load", "unload")) + " (instructions; not judged)")
     check(f"the readers read every file in a loop ({busy['reads']} reads) and none failed",
           busy["reads"] > 0 and busy["failed_reads"] == 0)
 

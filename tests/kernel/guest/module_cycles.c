@@ -19,6 +19,21 @@
  *       processes (SCHED_IDLE, so that they take no CPU the loader wants)
  *       read every file of /sys/kernel/debug/pgo/ in a loop; then the
  *       median and worst load and unload times and the readers' reads.
+ *   module_cycles paused PAUSES CYCLES FILE.ko
+ *       Whether a module load or unload waits for a profile read, without
+ *       timing either: a reader on CPU 1 opens pgo/vmlinux.profraw (which
+ *       serializes it) in a loop; a SCHED_FIFO task on CPU 1 takes the
+ *       CPU from it at a random moment and keeps it (RT throttling and
+ *       CPU 1's fair server off meanwhile), so the reader stays wherever
+ *       it was preempted. When its stack (/proc/PID/stack) is inside
+ *       kpgo's serialization (runtime::snapshot), CYCLES loads and
+ *       unloads of FILE.ko under new names (each loaded twice) run on
+ *       CPU 0, then the reader is let go. The SCHED_FIFO task lets go by
+ *       itself after PAUSE_LIMIT_S: a load that waits for the reader
+ *       finishes only then. One line per pause (PAUSES of them):
+ *       "pause=K cycles=N done_while_paused=M reader_opens_meanwhile=O
+ *       expired=0|1 frame=SYMBOL", then a summary "pauses=P attempts=A
+ *       opens=N failed=F opens_after=N".
  *
  * A memory sample is one line "cycle=K slab_kb=N vmalloc_kb=N" (from
  * /proc/meminfo) followed by the words of the runtime line of pgo/stats.
@@ -228,6 +243,212 @@ static void reader(struct tally *tally)
 	_exit(0);
 }
 
+/* How long the reader may stay paused: a load or unload takes milliseconds. */
+#define PAUSE_LIMIT_S 10
+
+/* Shared between the parent, the reader and the task that pauses it. */
+struct pause {
+	int holding; /* the pauser has CPU 1 */
+	int release; /* the parent lets it go */
+	int expired; /* the pauser let go at its PAUSE_LIMIT_S */
+	long opens, failed; /* the reader's */
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Opens (serializes) vmlinux's profile in a loop, on CPU 1. */
+static void paused_reader(struct pause *p)
+{
+	int dir, fd;
+
+	signal(SIGTERM, on_term);
+	if (pin(1))
+		__atomic_add_fetch(&p->failed, 1, __ATOMIC_SEQ_CST);
+	dir = open(PGO, O_RDONLY | O_DIRECTORY);
+	while (!stop && dir >= 0) {
+		fd = openat(dir, "vmlinux.profraw", O_RDONLY);
+		if (fd < 0) {
+			__atomic_add_fetch(&p->failed, 1, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		__atomic_add_fetch(&p->opens, 1, __ATOMIC_SEQ_CST);
+		close(fd);
+	}
+	_exit(dir < 0);
+}
+
+/*
+ * On CPU 1 at SCHED_FIFO: for each byte on WAKE, spins (in user mode, so
+ * that RCU sees CPU 1 quiescent) until the parent releases it or
+ * PAUSE_LIMIT_S passes.
+ */
+static void pauser(struct pause *p, int wake)
+{
+	struct sched_param fifo = { .sched_priority = 50 };
+	double deadline;
+	char byte;
+
+	if (pin(1) || sched_setscheduler(0, SCHED_FIFO, &fifo))
+		_exit(1);
+	while (read(wake, &byte, 1) == 1) {
+		deadline = now_us() + PAUSE_LIMIT_S * 1e6;
+		__atomic_store_n(&p->holding, 1, __ATOMIC_SEQ_CST);
+		while (!__atomic_load_n(&p->release, __ATOMIC_SEQ_CST)) {
+			if (now_us() > deadline) {
+				__atomic_store_n(&p->expired, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
+		}
+		__atomic_store_n(&p->holding, 0, __ATOMIC_SEQ_CST);
+	}
+	_exit(0);
+}
+
+/* Waits (at most PAUSE_LIMIT_S twice) until *flag is WANT. */
+static int wait_flag(int *flag, int want)
+{
+	double deadline = now_us() + 2 * PAUSE_LIMIT_S * 1e6;
+
+	while (__atomic_load_n(flag, __ATOMIC_SEQ_CST) != want) {
+		if (now_us() > deadline)
+			return -1;
+		usleep(100);
+	}
+	return 0;
+}
+
+/* Writes TEXT to PATH, after reading what was there into OLD. */
+static int set_knob(const char *path, const char *text, char *old, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ok = f && fgets(old, len, f);
+
+	if (f)
+		fclose(f);
+	f = ok ? fopen(path, "w") : NULL;
+	ok = f && fputs(text, f) >= 0;
+	if (f && fclose(f))
+		ok = 0;
+	if (!ok)
+		fprintf(stderr, "%s: cannot set to %s", path, text);
+	return ok ? 0 : -1;
+}
+
+#define RT_RUNTIME "/proc/sys/kernel/sched_rt_runtime_us"
+#define FAIR_SERVER "/sys/kernel/debug/sched/fair_server/cpu1/runtime"
+
+/*
+ * The first kpgo serialization frame of the stack of PID (the symbol, in
+ * FRAME), or 0 if it has none: the reader is elsewhere.
+ */
+static int serialization_frame(pid_t pid, char *frame, size_t len)
+{
+	char path[64], line[1024], *name, *end;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		name = strchr(line, ' ');
+		if (!name || !strstr(line, "7runtime8snapshot"))
+			continue;
+		name++;
+		end = name + strcspn(name, " +\n");
+		*end = 0;
+		snprintf(frame, len, "%s", name);
+		found = 1;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int paused(long pauses, long n, const char *file)
+{
+	char old_rt[32], old_fair[32], frame[512], name[64];
+	struct pause *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long caught = 0, attempts = 0, i, done, opens, settled;
+	pid_t reader_pid, pauser_pid;
+	int wake[2], status = 0;
+
+	if (p == MAP_FAILED || pipe(wake) || pin(0))
+		return 1;
+	if (set_knob(RT_RUNTIME, "-1\n", old_rt, sizeof(old_rt)))
+		return 1;
+	if (set_knob(FAIR_SERVER, "0\n", old_fair, sizeof(old_fair))) {
+		set_knob(RT_RUNTIME, old_rt, old_rt, sizeof(old_rt));
+		return 1;
+	}
+	reader_pid = fork();
+	if (reader_pid == 0)
+		paused_reader(p);
+	pauser_pid = fork();
+	if (pauser_pid == 0) {
+		close(wake[1]);
+		pauser(p, wake[0]);
+	}
+	close(wake[0]);
+	srand(getpid());
+	while (__atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < 2)
+		usleep(1000);
+	while (caught < pauses && attempts < 100 * pauses && !status) {
+		attempts++;
+		usleep(rand() % 20000);
+		__atomic_store_n(&p->release, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&p->expired, 0, __ATOMIC_SEQ_CST);
+		if (write(wake[1], "", 1) != 1 || wait_flag(&p->holding, 1)) {
+			status = 1;
+			break;
+		}
+		if (serialization_frame(reader_pid, frame, sizeof(frame))) {
+			caught++;
+			opens = __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST);
+			done = 0;
+			for (i = 0; i < n; i++) {
+				snprintf(name, sizeof(name), "pp%ld_%ld", caught, i / 2);
+				if (load_as(name, file) || unload(name)) {
+					status = 1;
+					break;
+				}
+				if (!__atomic_load_n(&p->expired, __ATOMIC_SEQ_CST))
+					done++;
+			}
+			printf("pause=%ld cycles=%ld done_while_paused=%ld reader_opens_meanwhile=%ld expired=%d frame=%s\n",
+			       caught, n, done,
+			       __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) - opens,
+			       __atomic_load_n(&p->expired, __ATOMIC_SEQ_CST), frame);
+			fflush(stdout);
+		}
+		__atomic_store_n(&p->release, 1, __ATOMIC_SEQ_CST);
+		if (wait_flag(&p->holding, 0))
+			status = 1;
+	}
+	/* Let go, the reader finishes the open it was in, and more. */
+	opens = __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST);
+	for (settled = 0; settled < 2000 &&
+	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < opens + 2; settled++)
+		usleep(1000);
+	close(wake[1]);
+	kill(reader_pid, SIGTERM);
+	waitpid(reader_pid, NULL, 0);
+	waitpid(pauser_pid, NULL, 0);
+	if (set_knob(FAIR_SERVER, old_fair, frame, sizeof(frame)) ||
+	    set_knob(RT_RUNTIME, old_rt, frame, sizeof(frame)))
+		status = 1;
+	printf("pauses=%ld attempts=%ld opens=%ld failed=%ld opens_after=%ld\n", caught,
+	       attempts, opens, p->failed, p->opens - opens);
+	return status;
+}
+
 static int compare(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -304,8 +525,10 @@ int main(int argc, char **argv)
 		return many(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), NULL);
 	if (argc == 6 && !strcmp(argv[1], "latency") && n > 0)
 		return latency(n, argv[3], argv[4], atoi(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "paused") && n > 0)
+		return paused(n, strtol(argv[3], NULL, 10), argv[4]);
 	fprintf(stderr, "usage: %s cycles N NAME FILE.ko | names N PREFIX FILE.ko | "
 		"load PREFIX FIRST LAST FILE.ko | unload PREFIX FIRST LAST | "
-		"latency N NAME FILE.ko READERS\n", argv[0]);
+		"latency N NAME FILE.ko READERS | paused PAUSES CYCLES FILE.ko\n", argv[0]);
 	return 2;
 }
