@@ -221,9 +221,9 @@ check(f"while it was held, {PAUSED_CYCLES} module loads and unloads ran each tim
       holds and all(f.get("cycles") == PAUSED_CYCLES and f.get("done_while_paused") == PAUSED_CYCLES
                     and f.get("expired") == 0 for f in holds),
       str([(f.get("done_while_paused"), f.get("expired")) for f in holds]))
-check(f"... then let go, the reader finished its open and went on "
-      f"({summary.get('opens_after')} more), none failed",
-      summary.get("opens_after", 0) >= 2 and summary.get("failed") == 0, str(summary))
+check(f"... then let go, the reader finished its open ({summary.get('opens_after')} "
+      "more by the end), and none failed",
+      summary.get("opens_after", 0) >= 1 and summary.get("failed") == 0, str(summary))
 
 latency = {f.get("readers"): f for f in map(fields, b.text("latency").splitlines())}
 quiet, busy = latency.get(0), latency.get(4)

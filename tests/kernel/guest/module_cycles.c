@@ -432,10 +432,10 @@ static int paused(long pauses, long n, const char *file)
 		if (wait_flag(&p->holding, 0))
 			status = 1;
 	}
-	/* Let go, the reader finishes the open it was in, and more. */
+	/* Let go, the reader finishes the open it was held in. */
 	opens = __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST);
-	for (settled = 0; settled < 2000 &&
-	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < opens + 2; settled++)
+	for (settled = 0; settled < 2 * PAUSE_LIMIT_S * 1000 &&
+	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) == opens; settled++)
 		usleep(1000);
 	close(wake[1]);
 	kill(reader_pid, SIGTERM);
