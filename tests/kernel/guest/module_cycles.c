@@ -397,9 +397,16 @@ static int paused(long pauses, long n, const char *file)
 		pauser(p, wake[0]);
 	}
 	close(wake[0]);
+	/* A pauser that could not start: EPIPE, not SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	srand(getpid());
-	while (__atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < 2)
+	for (settled = 0; settled < 2 * PAUSE_LIMIT_S * 1000 &&
+	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < 2; settled++)
 		usleep(1000);
+	if (__atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < 2) {
+		fprintf(stderr, "the reader cannot open " PGO "/vmlinux.profraw\n");
+		status = 1;
+	}
 	while (caught < pauses && attempts < 100 * pauses && !status) {
 		attempts++;
 		usleep(rand() % 20000);
