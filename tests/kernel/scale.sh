@@ -14,14 +14,15 @@
 #   - resets in a loop on one CPU while a module's hooks run on the other:
 #     what Documentation/pgo.rst promises of value counts and counters;
 #   - a reader held inside vmlinux's serialization on CPU 1 (a SCHED_FIFO
-#     task takes the CPU from it), module loads and unloads on CPU 0: all
-#     finish while it is held;
+#     task takes the CPU from it where it reschedules), module loads and
+#     unloads on CPU 0: all finish while it is held;
 #   - under QEMU -icount (guest time is instructions, whatever the host's
 #     load), a module's hook calls with 1, 100 and 600 other modules
 #     loaded, the measured one loaded last: the cost of 600 over that of 1
 #     at most 1.10; then, with the 600 loaded, load and unload latency
-#     without and with 4 readers of every profile and stats (figures, not
-#     judged), and no read fails.
+#     without and with 4 readers of every profile and stats: the worst
+#     case with readers at most 8 times the worst without (a coarse bound,
+#     in instructions), and no read fails.
 # Both guests boot with rcupdate.rcu_expedited=1: every unload waits for
 # RCU grace periods (the loader's and kpgo's), which under TCG take tens
 # of milliseconds of idle waiting when detected from the tick; expedited

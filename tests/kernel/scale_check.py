@@ -26,6 +26,12 @@ RACE_ROUNDS = 1000
 # Pauses of a reader inside its serialization, and the loads and unloads
 # during each (scale.guest.sh's paused step).
 PAUSES, PAUSED_CYCLES = 5, 10
+# Worst load or unload with readers of every file over the worst without
+# (guest instructions, -icount), at most: a coarse bound for what the held
+# reader of vmlinux's profile cannot show (readers of module profiles and
+# stats, their RCU sections). The unmutated tree's worst seen: 2.48; the
+# runtime before this design: 18.8.
+LATENCY_LIMIT = 8
 
 checks = Checks()
 check = checks.check
@@ -187,11 +193,11 @@ if start and one and end:
           entries == names and kept == names and end.get("modules_refused") == 0)
 
 # --- readers and loaders -----------------------------------------------
-# Whether a load or unload waits for a read is judged without timing
-# anything: a reader held inside its serialization, loads and unloads
-# meanwhile (module_cycles paused). The latency figures (-icount) are
-# printed, not judged: a load's worst case moves with what else the
-# kernel does (vmalloc purges, RCU), more than any limit would allow for.
+# Whether a load or unload waits for a read of vmlinux's profile is judged
+# without timing anything: a reader held inside its serialization, loads
+# and unloads meanwhile (module_cycles paused). Readers of every file are
+# judged by latency (-icount) against a coarse bound only: a load's worst
+# case moves with what else the kernel does (vmalloc purges, RCU).
 
 
 def demangled(symbol):
@@ -206,21 +212,23 @@ def demangled(symbol):
 paused = [fields(line) for line in r.text("paused").splitlines()]
 holds = [f for f in paused if "pause" in f]
 summary = next((f for f in paused if "pauses" in f), {})
-inside = [f for f in holds if "7runtime8snapshot" in str(f.get("frame"))]
-check(f"a reader of vmlinux's profile was held inside its serialization {len(inside)} times "
-      f"(of {PAUSES}; {summary.get('attempts')} tries)",
-      r.reached("paused") and len(holds) == PAUSES and len(inside) == PAUSES,
-      demangled(holds[0]["frame"]) if holds else "no pause")
+frame = demangled(str(holds[0].get("frame"))) if holds else "no pause"
+check(f"a reader of vmlinux's profile was held inside its serialization {len(holds)} times "
+      f"(of {PAUSES}; {summary.get('attempts')} tries, seed {summary.get('seed')})",
+      r.reached("paused") and len(holds) == PAUSES, frame)
 if holds:
-    print(f"held at: {demangled(holds[0]['frame'])}")
+    print(f"held at: {frame}")
 check("... and stayed there: no open of it finished while held",
       holds and all(f.get("reader_opens_meanwhile") == 0 for f in holds),
       str([f.get("reader_opens_meanwhile") for f in holds]))
+stuck = next((f.get("loader_stack") for f in holds if f.get("expired") != 0), None)
 check(f"while it was held, {PAUSED_CYCLES} module loads and unloads ran each time, under new "
       "names and again (one that waited for the reader would end only when it was let go)",
       holds and all(f.get("cycles") == PAUSED_CYCLES and f.get("done_while_paused") == PAUSED_CYCLES
                     and f.get("expired") == 0 for f in holds),
-      str([(f.get("done_while_paused"), f.get("expired")) for f in holds]))
+      str([(f.get("done_while_paused"), f.get("expired")) for f in holds])
+      + (f"; the loader was in: {', '.join(map(demangled, str(stuck).split(',')))}"
+         if stuck else ""))
 check(f"... then let go, the reader finished its open ({summary.get('opens_after')} "
       "more by the end), and none failed",
       summary.get("opens_after", 0) >= 1 and summary.get("failed") == 0, str(summary))
@@ -235,9 +243,11 @@ if quiet and busy:
               f"{f['load_worst_us']} us; unload median {f['unload_median_us']} us, worst "
               f"{f['unload_worst_us']} us (1 us = 1000 guest instructions); {f['reads']} "
               f"reads, {f['failed_reads']} failed")
-    print("worst with readers / without: " + ", ".join(
-        f"{op} {busy[f'{op}_worst_us'] / max(quiet[f'{op}_worst_us'], 1):.2f}"
-        for op in ("load", "unload")) + " (instructions; not judged)")
+    for op in ("load", "unload"):
+        ratio = busy[f"{op}_worst_us"] / max(quiet[f"{op}_worst_us"], 1)
+        check(f"worst {op} with readers is {ratio:.2f} x the worst without (at most "
+              f"{LATENCY_LIMIT}, a coarse bound: instructions under -icount)",
+              ratio <= LATENCY_LIMIT)
     check(f"the readers read every file in a loop ({busy['reads']} reads) and none failed",
           busy["reads"] > 0 and busy["failed_reads"] == 0)
 

@@ -22,18 +22,21 @@
  *   module_cycles paused PAUSES CYCLES FILE.ko
  *       Whether a module load or unload waits for a profile read, without
  *       timing either: a reader on CPU 1 opens pgo/vmlinux.profraw (which
- *       serializes it) in a loop; a SCHED_FIFO task on CPU 1 takes the
- *       CPU from it at a random moment and keeps it (RT throttling and
- *       CPU 1's fair server off meanwhile), so the reader stays wherever
- *       it was preempted. When its stack (/proc/PID/stack) is inside
- *       kpgo's serialization (runtime::snapshot), CYCLES loads and
- *       unloads of FILE.ko under new names (each loaded twice) run on
- *       CPU 0, then the reader is let go. The SCHED_FIFO task lets go by
- *       itself after PAUSE_LIMIT_S: a load that waits for the reader
- *       finishes only then. One line per pause (PAUSES of them):
- *       "pause=K cycles=N done_while_paused=M reader_opens_meanwhile=O
- *       expired=0|1 frame=SYMBOL", then a summary "pauses=P attempts=A
- *       opens=N failed=F opens_after=N".
+ *       serializes it) in a loop; a SCHED_FIFO task on CPU 1, woken at a
+ *       random moment, takes the CPU from it and keeps it (RT throttling
+ *       and CPU 1's fair server off meanwhile). Without kernel preemption
+ *       the reader gives the CPU up where it reschedules, sleeps or
+ *       returns to user mode, and stays there. When its stack
+ *       (/proc/PID/stack) is inside kpgo's serialization
+ *       (runtime::snapshot, where it reschedules every 64 KiB), CYCLES
+ *       loads and unloads of FILE.ko under new names (each loaded twice)
+ *       run on CPU 0, then the reader is let go. The SCHED_FIFO task lets
+ *       go by itself after PAUSE_LIMIT_S, and then records the loader's
+ *       stack: a load that waits for the reader finishes only after that.
+ *       One line per pause (PAUSES of them): "pause=K cycles=N
+ *       done_while_paused=M reader_opens_meanwhile=O expired=0|1
+ *       frame=SYMBOL loader_stack=SYMBOL,...|-", then a summary
+ *       "pauses=P attempts=A seed=S opens=N failed=F opens_after=N".
  *
  * A memory sample is one line "cycle=K slab_kb=N vmalloc_kb=N" (from
  * /proc/meminfo) followed by the words of the runtime line of pgo/stats.
@@ -252,6 +255,8 @@ struct pause {
 	int release; /* the parent lets it go */
 	int expired; /* the pauser let go at its PAUSE_LIMIT_S */
 	long opens, failed; /* the reader's */
+	pid_t loader; /* whose stack the pauser records when it expires */
+	char loader_stack[2048]; /* its symbols, comma separated */
 };
 
 static int pin(int cpu)
@@ -285,6 +290,37 @@ static void paused_reader(struct pause *p)
 }
 
 /*
+ * The symbols of the kernel stack of PID (/proc/PID/stack), innermost
+ * first, comma separated into OUT; only the first that contains MATCH,
+ * if MATCH is set. Returns how many were written.
+ */
+static int stack_symbols(pid_t pid, const char *match, char *out, size_t len)
+{
+	char path[64], line[1024], *name;
+	size_t used = 0;
+	int count = 0;
+	FILE *f;
+
+	out[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f) && !(match && count)) {
+		name = strchr(line, ' ');
+		if (!name || (match && !strstr(name, match)))
+			continue;
+		name++;
+		name[strcspn(name, " +\n")] = 0;
+		used += snprintf(out + used, len - used, "%s%s", count ? "," : "", name);
+		count++;
+		if (used >= len)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return count;
+}
+
+/*
  * On CPU 1 at SCHED_FIFO: for each byte on WAKE, spins (in user mode, so
  * that RCU sees CPU 1 quiescent) until the parent releases it or
  * PAUSE_LIMIT_S passes.
@@ -302,6 +338,8 @@ static void pauser(struct pause *p, int wake)
 		__atomic_store_n(&p->holding, 1, __ATOMIC_SEQ_CST);
 		while (!__atomic_load_n(&p->release, __ATOMIC_SEQ_CST)) {
 			if (now_us() > deadline) {
+				stack_symbols(p->loader, NULL, p->loader_stack,
+					      sizeof(p->loader_stack));
 				__atomic_store_n(&p->expired, 1, __ATOMIC_SEQ_CST);
 				break;
 			}
@@ -344,44 +382,19 @@ static int set_knob(const char *path, const char *text, char *old, size_t len)
 #define RT_RUNTIME "/proc/sys/kernel/sched_rt_runtime_us"
 #define FAIR_SERVER "/sys/kernel/debug/sched/fair_server/cpu1/runtime"
 
-/*
- * The first kpgo serialization frame of the stack of PID (the symbol, in
- * FRAME), or 0 if it has none: the reader is elsewhere.
- */
-static int serialization_frame(pid_t pid, char *frame, size_t len)
-{
-	char path[64], line[1024], *name, *end;
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-	f = fopen(path, "r");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		name = strchr(line, ' ');
-		if (!name || !strstr(line, "7runtime8snapshot"))
-			continue;
-		name++;
-		end = name + strcspn(name, " +\n");
-		*end = 0;
-		snprintf(frame, len, "%s", name);
-		found = 1;
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static int paused(long pauses, long n, const char *file)
 {
 	char old_rt[32], old_fair[32], frame[512], name[64];
 	struct pause *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	long caught = 0, attempts = 0, i, done, opens, settled;
-	pid_t reader_pid, pauser_pid;
-	int wake[2], status = 0;
+	long caught = 0, attempts = 0, i, done, opens = 0, settled;
+	pid_t reader_pid = -1, pauser_pid = -1;
+	unsigned int seed = getpid();
+	int wake[2] = { -1, -1 }, status = 0, restored;
 
-	if (p == MAP_FAILED || pipe(wake) || pin(0))
+	if (p == MAP_FAILED || pin(0))
 		return 1;
+	p->loader = getpid();
 	if (set_knob(RT_RUNTIME, "-1\n", old_rt, sizeof(old_rt)))
 		return 1;
 	if (set_knob(FAIR_SERVER, "0\n", old_fair, sizeof(old_fair))) {
@@ -391,15 +404,23 @@ static int paused(long pauses, long n, const char *file)
 	reader_pid = fork();
 	if (reader_pid == 0)
 		paused_reader(p);
+	/* The pipe after the reader: a pauser that could not start is EPIPE. */
+	if (reader_pid < 0 || pipe(wake)) {
+		status = 1;
+		goto out;
+	}
 	pauser_pid = fork();
 	if (pauser_pid == 0) {
 		close(wake[1]);
 		pauser(p, wake[0]);
 	}
 	close(wake[0]);
-	/* A pauser that could not start: EPIPE, not SIGPIPE. */
+	if (pauser_pid < 0) {
+		status = 1;
+		goto out;
+	}
 	signal(SIGPIPE, SIG_IGN);
-	srand(getpid());
+	srand(seed);
 	for (settled = 0; settled < 2 * PAUSE_LIMIT_S * 1000 &&
 	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) < 2; settled++)
 		usleep(1000);
@@ -416,7 +437,7 @@ static int paused(long pauses, long n, const char *file)
 			status = 1;
 			break;
 		}
-		if (serialization_frame(reader_pid, frame, sizeof(frame))) {
+		if (stack_symbols(reader_pid, "7runtime8snapshot", frame, sizeof(frame))) {
 			caught++;
 			opens = __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST);
 			done = 0;
@@ -429,10 +450,12 @@ static int paused(long pauses, long n, const char *file)
 				if (!__atomic_load_n(&p->expired, __ATOMIC_SEQ_CST))
 					done++;
 			}
-			printf("pause=%ld cycles=%ld done_while_paused=%ld reader_opens_meanwhile=%ld expired=%d frame=%s\n",
+			printf("pause=%ld cycles=%ld done_while_paused=%ld reader_opens_meanwhile=%ld expired=%d frame=%s loader_stack=%s\n",
 			       caught, n, done,
 			       __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) - opens,
-			       __atomic_load_n(&p->expired, __ATOMIC_SEQ_CST), frame);
+			       __atomic_load_n(&p->expired, __ATOMIC_SEQ_CST), frame,
+			       __atomic_load_n(&p->expired, __ATOMIC_SEQ_CST) ?
+			       p->loader_stack : "-");
 			fflush(stdout);
 		}
 		__atomic_store_n(&p->release, 1, __ATOMIC_SEQ_CST);
@@ -444,16 +467,20 @@ static int paused(long pauses, long n, const char *file)
 	for (settled = 0; settled < 2 * PAUSE_LIMIT_S * 1000 &&
 	     __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST) == opens; settled++)
 		usleep(1000);
-	close(wake[1]);
-	kill(reader_pid, SIGTERM);
-	waitpid(reader_pid, NULL, 0);
-	waitpid(pauser_pid, NULL, 0);
-	if (set_knob(FAIR_SERVER, old_fair, frame, sizeof(frame)) ||
-	    set_knob(RT_RUNTIME, old_rt, frame, sizeof(frame)))
-		status = 1;
-	printf("pauses=%ld attempts=%ld opens=%ld failed=%ld opens_after=%ld\n", caught,
-	       attempts, opens, p->failed, p->opens - opens);
-	return status;
+out:
+	if (wake[1] >= 0)
+		close(wake[1]);
+	if (reader_pid > 0) {
+		kill(reader_pid, SIGTERM);
+		waitpid(reader_pid, NULL, 0);
+	}
+	if (pauser_pid > 0)
+		waitpid(pauser_pid, NULL, 0);
+	restored = set_knob(FAIR_SERVER, old_fair, frame, sizeof(frame));
+	restored |= set_knob(RT_RUNTIME, old_rt, frame, sizeof(frame));
+	printf("pauses=%ld attempts=%ld seed=%u opens=%ld failed=%ld opens_after=%ld\n", caught,
+	       attempts, seed, opens, p->failed, p->opens - opens);
+	return status || restored;
 }
 
 static int compare(const void *a, const void *b)
