@@ -7,7 +7,8 @@
 #              last each time;
 #   latency    with the 600 loaded, load/unload latency of a 601st (pgo_scale)
 #              without and with 4 readers (SCHED_IDLE) of every file in
-#              pgo/. The module cycled makes no debugfs file of its own:
+#              pgo/, and, the reference, with 4 SCHED_IDLE tasks that spin
+#              in user mode and read nothing. The module cycled makes no debugfs file of its own:
 #              pgo_test_a's, created at its load and removed at its
 #              unload, makes the unload wait now and then for debugfs
 #              readers, kpgo's or any other (seen with readers of
@@ -38,5 +39,6 @@ last=$(printf 'pgo_s_%03d' "$modules")
 rmmod "$last"
 $k/module_cycles latency 100 pgo_scale $k/pgo_scale.ko 0 >$r/latency
 $k/module_cycles latency 100 pgo_scale $k/pgo_scale.ko 4 >>$r/latency
+$k/module_cycles latency 100 pgo_scale $k/pgo_scale.ko 4 spin >>$r/latency
 step latency
 step done

@@ -20,9 +20,11 @@
 #     load), a module's hook calls with 1, 100 and 600 other modules
 #     loaded, the measured one loaded last: the cost of 600 over that of 1
 #     at most 1.10; then, with the 600 loaded, load and unload latency
-#     without and with 4 readers of every profile and stats: the worst
-#     case with readers at most 8 times the worst without (a coarse bound,
-#     in instructions), and no read fails.
+#     without and with 4 readers of every profile and stats, and with 4
+#     SCHED_IDLE tasks that read nothing (the reference: what the
+#     scheduler's share costs): the worst case with readers at most 8
+#     times the worst without (a coarse bound, in instructions), and no
+#     read fails.
 # Both guests boot with rcupdate.rcu_expedited=1: every unload waits for
 # RCU grace periods (the loader's and kpgo's), which under TCG take tens
 # of milliseconds of idle waiting when detected from the tick; expedited

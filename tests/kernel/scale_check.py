@@ -29,8 +29,11 @@ PAUSES, PAUSED_CYCLES = 5, 10
 # Worst load or unload with readers of every file over the worst without
 # (guest instructions, -icount), at most: a coarse bound for what the held
 # reader of vmlinux's profile cannot show (readers of module profiles and
-# stats, their RCU sections). The unmutated tree's worst seen: 2.48; the
-# runtime before this design: 18.8.
+# stats, their RCU sections). Not 2: one load or unload in a hundred can
+# wait for a slice of the readers' CPU share, up to a tick (4 ms at
+# HZ=250), which SCHED_IDLE tasks that read nothing get too (the spinners'
+# reference, printed): 2.48 and 2.30 in CI's runs; the runtime before this
+# design: 18.8.
 LATENCY_LIMIT = 8
 
 checks = Checks()
@@ -233,16 +236,24 @@ check(f"... then let go, the reader finished its open ({summary.get('opens_after
       "more by the end), and none failed",
       summary.get("opens_after", 0) >= 1 and summary.get("failed") == 0, str(summary))
 
-latency = {f.get("readers"): f for f in map(fields, b.text("latency").splitlines())}
-quiet, busy = latency.get(0), latency.get(4)
-check("load/unload latency measured without and with 4 readers (instructions, -icount)",
-      b.reached("latency") and quiet is not None and busy is not None)
-if quiet and busy:
-    for f in (quiet, busy):
-        print(f"with {f['readers']} readers: load median {f['load_median_us']} us, worst "
-              f"{f['load_worst_us']} us; unload median {f['unload_median_us']} us, worst "
-              f"{f['unload_worst_us']} us (1 us = 1000 guest instructions); {f['reads']} "
-              f"reads, {f['failed_reads']} failed")
+latency = {(f.get("readers"), f.get("kind")): f
+           for f in map(fields, b.text("latency").splitlines())}
+quiet, busy, spin = latency.get((0, "read")), latency.get((4, "read")), latency.get((4, "spin"))
+check("load/unload latency measured without and with 4 readers, and with 4 spinners "
+      "(instructions, -icount)",
+      b.reached("latency") and quiet is not None and busy is not None and spin is not None)
+if quiet and busy and spin:
+    for f in (quiet, busy, spin):
+        who = {"read": "readers", "spin": "spinners (SCHED_IDLE, reading nothing)"}[f["kind"]]
+        print(f"with {f['readers']} {who}: load median {f['load_median_us']} us, "
+              f"slowest three {f['load_slowest_us']} us; unload median "
+              f"{f['unload_median_us']} us, slowest three {f['unload_slowest_us']} us "
+              f"(1 us = 1000 guest instructions); {f['reads']} reads, "
+              f"{f['failed_reads']} failed")
+    print("worst over worst without: " + "; ".join(
+        f"{op} {busy[f'{op}_worst_us'] / max(quiet[f'{op}_worst_us'], 1):.2f} with readers, "
+        f"{spin[f'{op}_worst_us'] / max(quiet[f'{op}_worst_us'], 1):.2f} with spinners"
+        for op in ("load", "unload")))
     for op in ("load", "unload"):
         ratio = busy[f"{op}_worst_us"] / max(quiet[f"{op}_worst_us"], 1)
         check(f"worst {op} with readers is {ratio:.2f} x the worst without (at most "

@@ -14,11 +14,15 @@
  *   module_cycles unload PREFIX FIRST LAST
  *       Loads FILE.ko renamed PREFIX<i> (three digits) for i = FIRST to
  *       LAST, or unloads those: many modules of one build.
- *   module_cycles latency N NAME FILE.ko READERS
+ *   module_cycles latency N NAME FILE.ko READERS [spin]
  *       N loads and unloads of FILE.ko, each timed, while READERS
  *       processes (SCHED_IDLE, so that they take no CPU the loader wants)
  *       read every file of /sys/kernel/debug/pgo/ in a loop; then the
  *       median and worst load and unload times and the readers' reads.
+ *       With "spin", the READERS spin in user mode instead, reading
+ *       nothing: the reference, what SCHED_IDLE tasks cost the loader
+ *       through the scheduler alone (EEVDF still gives them their weight's
+ *       share, in slices that end at a tick).
  *   module_cycles paused PAUSES CYCLES FILE.ko
  *       Whether a module load or unload waits for a profile read, without
  *       timing either: a reader on CPU 1 opens pgo/vmlinux.profraw (which
@@ -200,7 +204,7 @@ static void on_term(int sig)
  * through /sys (kernfs) would take kernfs's lock, which a module unload
  * takes too (its sysfs files), and the test is of kpgo's locks.
  */
-static void reader(struct tally *tally)
+static void reader(struct tally *tally, int spin)
 {
 	static char buf[65536];
 	static char names[4096][64];
@@ -218,6 +222,10 @@ static void reader(struct tally *tally)
 	 */
 	if (sched_setscheduler(0, SCHED_IDLE, &none))
 		tally->failed++;
+	while (spin && !stop)
+		tally->reads++;
+	if (spin)
+		_exit(0);
 	dir = open(PGO, O_RDONLY | O_DIRECTORY);
 	list = dir < 0 ? NULL : fdopendir(dup(dir));
 	while (list && (de = readdir(list)) && count < 4096) {
@@ -490,7 +498,7 @@ static int compare(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int latency(long n, const char *name, const char *file, int readers)
+static int latency(long n, const char *name, const char *file, int readers, int spin)
 {
 	struct tally *tallies;
 	double *load_us = calloc(n, sizeof(double));
@@ -507,7 +515,7 @@ static int latency(long n, const char *name, const char *file, int readers)
 	for (r = 0; r < readers; r++) {
 		pids[r] = fork();
 		if (pids[r] == 0)
-			reader(&tallies[r]);
+			reader(&tallies[r], spin);
 	}
 	if (readers)
 		sleep(1); /* the readers are at work */
@@ -535,10 +543,10 @@ static int latency(long n, const char *name, const char *file, int readers)
 		return 1;
 	qsort(load_us, n, sizeof(double), compare);
 	qsort(unload_us, n, sizeof(double), compare);
-	printf("readers=%d cycles=%ld load_median_us=%.0f load_worst_us=%.0f "
+	printf("readers=%d kind=%s cycles=%ld load_median_us=%.0f load_worst_us=%.0f "
 	       "unload_median_us=%.0f unload_worst_us=%.0f reads=%ld failed_reads=%ld "
 	       "load_slowest_us=%.0f,%.0f,%.0f unload_slowest_us=%.0f,%.0f,%.0f\n",
-	       readers, n, load_us[n / 2], load_us[n - 1], unload_us[n / 2],
+	       readers, spin ? "spin" : "read", n, load_us[n / 2], load_us[n - 1], unload_us[n / 2],
 	       unload_us[n - 1], reads, failed, load_us[n - 1], load_us[n - 2 > 0 ? n - 2 : 0],
 	       load_us[n - 3 > 0 ? n - 3 : 0], unload_us[n - 1],
 	       unload_us[n - 2 > 0 ? n - 2 : 0], unload_us[n - 3 > 0 ? n - 3 : 0]);
@@ -557,12 +565,13 @@ int main(int argc, char **argv)
 		return many(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), argv[5]);
 	if (argc == 5 && !strcmp(argv[1], "unload"))
 		return many(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), NULL);
-	if (argc == 6 && !strcmp(argv[1], "latency") && n > 0)
-		return latency(n, argv[3], argv[4], atoi(argv[5]));
+	if ((argc == 6 || (argc == 7 && !strcmp(argv[6], "spin"))) &&
+	    !strcmp(argv[1], "latency") && n > 0)
+		return latency(n, argv[3], argv[4], atoi(argv[5]), argc == 7);
 	if (argc == 5 && !strcmp(argv[1], "paused") && n > 0)
 		return paused(n, strtol(argv[3], NULL, 10), argv[4]);
 	fprintf(stderr, "usage: %s cycles N NAME FILE.ko | names N PREFIX FILE.ko | "
 		"load PREFIX FIRST LAST FILE.ko | unload PREFIX FIRST LAST | "
-		"latency N NAME FILE.ko READERS | paused PAUSES CYCLES FILE.ko\n", argv[0]);
+		"latency N NAME FILE.ko READERS [spin] | paused PAUSES CYCLES FILE.ko\n", argv[0]);
 	return 2;
 }
