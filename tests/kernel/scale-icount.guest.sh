@@ -8,8 +8,8 @@
 #   latency    with the 600 loaded, load/unload latency of a 601st (pgo_scale)
 #              without and with 4 readers (SCHED_IDLE) of every file in
 #              pgo/, and, the reference, with 4 SCHED_IDLE tasks that spin
-#              in user mode and read nothing. The module cycled makes no debugfs file of its own:
-#              pgo_test_a's, created at its load and removed at its
+#              in user mode and read nothing. The module cycled makes no
+#              debugfs file of its own: pgo_test_a's, created at its load and removed at its
 #              unload, makes the unload wait now and then for debugfs
 #              readers, kpgo's or any other (seen with readers of
 #              /sys/kernel/debug/bdi), which is not what this measures.
