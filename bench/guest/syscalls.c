@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Syscall-heavy microbenchmarks for comparing kernels under QEMU: each
- * runs for about BENCH_SECONDS of guest time (argv[1], default 0.5) and
- * prints "<name> <operations per second>". Static, no dependencies.
+ * Syscall-heavy microbenchmarks for comparing kernels under QEMU.
+ *
+ *   syscalls [SECONDS]  each runs for about SECONDS of guest time (default
+ *                       0.5) and prints "<name> <operations per second>";
+ *   syscalls --model    each runs a fixed number of operations inside a
+ *                       window of the front-end model (bench/model/), after
+ *                       an eighth as many to warm up, and prints "<name>
+ *                       <operations> <guest nanoseconds>".
+ *
+ * Static, no dependencies.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "../model/window.h"
 
 static double seconds_now(void)
 {
@@ -74,6 +85,43 @@ static void op_write_devnull(void)
 		exit(1);
 }
 
+/* The window markers take constant ids: one pair of functions per id. */
+#define WINDOW(id)							\
+	static void start_##id(void) { KPGO_MODEL_START(id); }		\
+	static void end_##id(void) { KPGO_MODEL_END(id); }
+WINDOW(0) WINDOW(1) WINDOW(2) WINDOW(3) WINDOW(4) WINDOW(5)
+
+static const struct benchmark {
+	const char *name;
+	void (*op)(void);
+	/* About 20 million guest instructions with the baseline kernel. */
+	long model_ops;
+	void (*start)(void), (*end)(void);
+} benchmarks[] = {
+	{ "getpid", op_getpid, 100000, start_0, end_0 },
+	{ "pipe_pingpong", op_pipe_pingpong, 3000, start_1, end_1 },
+	{ "fork_exit_wait", op_fork_exit_wait, 150, start_2, end_2 },
+	{ "open_read_close", op_open_read_close, 5000, start_3, end_3 },
+	{ "mmap_munmap", op_mmap_munmap, 1500, start_4, end_4 },
+	{ "write_devnull", op_write_devnull, 60000, start_5, end_5 },
+};
+
+static void run_model(const struct benchmark *b)
+{
+	double start;
+
+	for (long i = 0; i < b->model_ops / 8; i++)
+		b->op();
+	start = seconds_now();
+	b->start();
+	for (long i = 0; i < b->model_ops; i++)
+		b->op();
+	b->end();
+	printf("%s %ld %.0f\n", b->name, b->model_ops,
+	       (seconds_now() - start) * 1e9);
+	fflush(stdout);
+}
+
 static void run(const char *name, void (*op)(void), double seconds)
 {
 	double start = seconds_now(), now;
@@ -102,7 +150,8 @@ static void echo_pongs(void)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 0.5;
+	bool model = argc > 1 && !strcmp(argv[1], "--model");
+	double seconds = argc > 1 && !model ? atof(argv[1]) : 0.5;
 	int fd = open("/tmp/bench-file", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	pid_t echo;
 
@@ -120,12 +169,11 @@ int main(int argc, char **argv)
 	}
 	close(ping[0]);
 
-	run("getpid", op_getpid, seconds);
-	run("pipe_pingpong", op_pipe_pingpong, seconds);
-	run("fork_exit_wait", op_fork_exit_wait, seconds);
-	run("open_read_close", op_open_read_close, seconds);
-	run("mmap_munmap", op_mmap_munmap, seconds);
-	run("write_devnull", op_write_devnull, seconds);
+	for (size_t i = 0; i < sizeof(benchmarks) / sizeof(benchmarks[0]); i++)
+		if (model)
+			run_model(&benchmarks[i]);
+		else
+			run(benchmarks[i].name, benchmarks[i].op, seconds);
 
 	close(ping[1]);
 	waitpid(echo, NULL, 0);

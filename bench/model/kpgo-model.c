@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kpgo-model: a QEMU TCG plugin that models the front end and caches of one
+ * x86 core while the guest runs, so that code layout shows in the figures:
+ * L1 instruction and data caches, a unified L2, a two-level iTLB of 4 KiB
+ * pages, taken control transfers and conditional-branch mispredictions of a
+ * gshare predictor.  It is a model, not hardware: every structure is LRU,
+ * virtually indexed and tagged (no address-space ids), without prefetchers,
+ * and a modeled cycle is the sum of the instructions' base cost and of each
+ * event times its penalty, with no overlap.  The defaults follow AMD's
+ * Software Optimization Guide for the Zen 4 microarchitecture (see
+ * Documentation/kernel-build.rst, "The front-end model").
+ *
+ * Counting happens only inside windows that the guest marks with
+ *	nopl KPGO_MODEL_MAGIC | id(%rax)	start window id (0..4095)
+ *	nopl KPGO_MODEL_MAGIC | 0x8000 | id(%rax)	end it
+ * (bench/model/window.h), recognised at translation; every window's
+ * counts are printed when it ends:
+ *	kpgo-model window=ID insns=N l1i_misses=N ... cycles=N
+ *
+ * Arguments (-plugin kpgo-model.so,name=value,...): the parameters of
+ * struct model_params, by the names in param_names[].  It refuses to run
+ * with more than one vCPU: the structures are those of one core.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define KPGO_MODEL_MAGIC 0x4b500000u
+#define KPGO_MODEL_MAGIC_MASK 0xffff0000u
+#define KPGO_MODEL_END 0x8000u
+#define KPGO_MODEL_ID_MASK 0x0fffu
+#define WINDOWS (KPGO_MODEL_ID_MASK + 1)
+
+struct model_params {
+	uint64_t l1i_size, l1i_ways, l1d_size, l1d_ways, l2_size, l2_ways;
+	uint64_t itlb_entries, itlb2_entries, itlb2_ways;
+	uint64_t gshare_bits;
+	/* Cycles: base per 1000 instructions, then per event. */
+	uint64_t base_milli_cpi, l2_latency, l3_latency;
+	uint64_t itlb2_latency, page_walk, mispredict, taken;
+};
+
+/* Zen 4 (the guide's figures; page_walk and taken are assumptions). */
+static struct model_params params = {
+	.l1i_size = 32 << 10, .l1i_ways = 8,
+	.l1d_size = 32 << 10, .l1d_ways = 8,
+	.l2_size = 1 << 20, .l2_ways = 8,
+	.itlb_entries = 64, .itlb2_entries = 512, .itlb2_ways = 8,
+	.gshare_bits = 14,
+	.base_milli_cpi = 500, .l2_latency = 14, .l3_latency = 50,
+	.itlb2_latency = 7, .page_walk = 30, .mispredict = 13, .taken = 1,
+};
+
+static const struct {
+	const char *name;
+	uint64_t *value;
+} param_names[] = {
+	{ "l1i_size", &params.l1i_size }, { "l1i_ways", &params.l1i_ways },
+	{ "l1d_size", &params.l1d_size }, { "l1d_ways", &params.l1d_ways },
+	{ "l2_size", &params.l2_size }, { "l2_ways", &params.l2_ways },
+	{ "itlb_entries", &params.itlb_entries },
+	{ "itlb2_entries", &params.itlb2_entries },
+	{ "itlb2_ways", &params.itlb2_ways },
+	{ "gshare_bits", &params.gshare_bits },
+	{ "base_milli_cpi", &params.base_milli_cpi },
+	{ "l2_latency", &params.l2_latency },
+	{ "l3_latency", &params.l3_latency },
+	{ "itlb2_latency", &params.itlb2_latency },
+	{ "page_walk", &params.page_walk },
+	{ "mispredict", &params.mispredict }, { "taken", &params.taken },
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define LINE_SHIFT 6
+#define PAGE_SHIFT 12
+
+/* A set-associative LRU array of tags; ways == entries is fully associative. */
+struct tag_array {
+	uint64_t sets, ways, shift;
+	uint64_t *tags;		/* sets * ways, tag + 1 (0 is empty) */
+	uint64_t *stamps;	/* last use, for LRU */
+	uint64_t clock;
+};
+
+static bool tag_array_init(struct tag_array *a, uint64_t entries,
+			   uint64_t ways, uint64_t shift)
+{
+	if (!ways || !entries || entries % ways ||
+	    ((entries / ways) & (entries / ways - 1)))
+		return false;
+	a->sets = entries / ways;
+	a->ways = ways;
+	a->shift = shift;
+	a->tags = calloc(entries, sizeof(*a->tags));
+	a->stamps = calloc(entries, sizeof(*a->stamps));
+	return a->tags && a->stamps;
+}
+
+/* Looks ADDR up; on a miss, puts it in place of the least recently used. */
+static bool tag_array_access(struct tag_array *a, uint64_t addr)
+{
+	uint64_t block = addr >> a->shift;
+	uint64_t *tags = a->tags + (block & (a->sets - 1)) * a->ways;
+	uint64_t *stamps = a->stamps + (tags - a->tags);
+	uint64_t victim = 0;
+
+	a->clock++;
+	for (uint64_t w = 0; w < a->ways; w++) {
+		if (tags[w] == block + 1) {
+			stamps[w] = a->clock;
+			return true;
+		}
+		if (stamps[w] < stamps[victim])
+			victim = w;
+	}
+	tags[victim] = block + 1;
+	stamps[victim] = a->clock;
+	return false;
+}
+
+struct counts {
+	uint64_t insns, l1i_misses, l1d_accesses, l1d_misses, l2_misses;
+	uint64_t itlb_misses, itlb2_misses, taken, cond_branches, mispredicts;
+};
+
+static const char *const count_names[] = {
+	"insns", "l1i_misses", "l1d_accesses", "l1d_misses", "l2_misses",
+	"itlb_misses", "itlb2_misses", "taken", "cond_branches", "mispredicts",
+};
+
+enum block_end { END_NONE, END_COND, END_TRANSFER };
+
+/* What a translated block needs at run time; made at translation. */
+struct block {
+	uint64_t start, fallthrough, branch_pc;
+	enum block_end end;
+	uint32_t insns, lines;
+	uint64_t line[];	/* addresses of the cache lines it spans */
+};
+
+struct marker {
+	uint32_t id;
+	bool end;
+	uint32_t insns_after;	/* of its block, after the marker */
+	const struct block *block;
+};
+
+static struct tag_array l1i, l1d, l2, itlb, itlb2;
+static uint8_t *gshare;
+static uint64_t history;
+static bool active;
+static uint32_t window;
+static struct counts now;
+static const struct block *previous;
+
+static void miss_to_l2(uint64_t addr)
+{
+	if (!tag_array_access(&l2, addr))
+		now.l2_misses++;
+}
+
+static void fetch_page(uint64_t addr)
+{
+	if (tag_array_access(&itlb, addr))
+		return;
+	now.itlb_misses++;
+	if (!tag_array_access(&itlb2, addr))
+		now.itlb2_misses++;
+}
+
+/* The previous block's exit, now that the next block's start is known. */
+static void resolve_exit(const struct block *prev, uint64_t next)
+{
+	bool taken = next != prev->fallthrough;
+
+	if (prev->end == END_NONE)
+		return;	/* an interrupt or exception, not a branch */
+	if (taken)
+		now.taken++;
+	if (prev->end == END_COND) {
+		uint64_t mask = (1ull << params.gshare_bits) - 1;
+		uint8_t *counter = &gshare[((prev->branch_pc >> 1) ^ history) & mask];
+
+		now.cond_branches++;
+		if ((*counter >= 2) != taken)
+			now.mispredicts++;
+		if (taken && *counter < 3)
+			(*counter)++;
+		else if (!taken && *counter > 0)
+			(*counter)--;
+		history = ((history << 1) | taken) & mask;
+	}
+}
+
+static void block_exec(unsigned int vcpu, void *udata)
+{
+	const struct block *b = udata;
+	uint64_t page = UINT64_MAX;
+
+	if (!active) {
+		previous = NULL;
+		return;
+	}
+	if (previous)
+		resolve_exit(previous, b->start);
+	previous = b;
+	now.insns += b->insns;
+	for (uint32_t i = 0; i < b->lines; i++) {
+		if (b->line[i] >> PAGE_SHIFT != page) {
+			page = b->line[i] >> PAGE_SHIFT;
+			fetch_page(b->line[i]);
+		}
+		if (!tag_array_access(&l1i, b->line[i])) {
+			now.l1i_misses++;
+			miss_to_l2(b->line[i]);
+		}
+	}
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		       uint64_t vaddr, void *udata)
+{
+	if (!active)
+		return;
+	now.l1d_accesses++;
+	if (!tag_array_access(&l1d, vaddr)) {
+		now.l1d_misses++;
+		miss_to_l2(vaddr);
+	}
+}
+
+static uint64_t cycles(const struct counts *c)
+{
+	return (c->insns * params.base_milli_cpi + 500) / 1000 +
+	       (c->l1i_misses + c->l1d_misses) * params.l2_latency +
+	       c->l2_misses * params.l3_latency +
+	       c->itlb_misses * params.itlb2_latency +
+	       c->itlb2_misses * params.page_walk +
+	       c->mispredicts * params.mispredict + c->taken * params.taken;
+}
+
+static void print_window(uint32_t id, const struct counts *c)
+{
+	const uint64_t *values = (const uint64_t *)c;
+	char line[512];
+	int n = snprintf(line, sizeof(line), "kpgo-model window=%u", id);
+
+	for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
+		n += snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64,
+			      count_names[i], values[i]);
+	snprintf(line + n, sizeof(line) - n, " cycles=%" PRIu64 "\n", cycles(c));
+	qemu_plugin_outs(line);
+}
+
+static void marker_exec(unsigned int vcpu, void *udata)
+{
+	const struct marker *m = udata;
+
+	if (!m->end) {
+		/* Its block was not counted: count what follows the marker. */
+		memset(&now, 0, sizeof(now));
+		now.insns = m->insns_after;
+		window = m->id;
+		/* The block's exit is the window's first branch. */
+		previous = m->block;
+		active = true;
+	} else if (active && m->id == window) {
+		/* Its block was counted whole: not what follows the marker. */
+		now.insns -= m->insns_after;
+		active = false;
+		print_window(m->id, &now);
+	}
+}
+
+/* The marker's id, if INSN is one: nopl disp32(%rax), 0f 1f 80 <disp32>. */
+static bool insn_marker(struct qemu_plugin_insn *insn, uint32_t *disp)
+{
+	const uint8_t *p = qemu_plugin_insn_data(insn);
+
+	if (qemu_plugin_insn_size(insn) != 7 || p[0] != 0x0f || p[1] != 0x1f ||
+	    p[2] != 0x80)
+		return false;
+	memcpy(disp, p + 3, 4);
+	return (*disp & KPGO_MODEL_MAGIC_MASK) == KPGO_MODEL_MAGIC &&
+	       !(*disp & 0x7000);
+}
+
+/* How a block's last instruction leaves it. */
+static enum block_end insn_end(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *p = qemu_plugin_insn_data(insn);
+	size_t size = qemu_plugin_insn_size(insn), i = 0;
+
+	/* Legacy prefixes and REX. */
+	while (i < size && (p[i] == 0x26 || p[i] == 0x2e || p[i] == 0x36 ||
+			    p[i] == 0x3e || p[i] == 0x64 || p[i] == 0x65 ||
+			    p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf0 ||
+			    p[i] == 0xf2 || p[i] == 0xf3 ||
+			    (p[i] & 0xf0) == 0x40))
+		i++;
+	if (i >= size)
+		return END_NONE;
+	if ((p[i] >= 0x70 && p[i] <= 0x7f) || (p[i] >= 0xe0 && p[i] <= 0xe3))
+		return END_COND;
+	if (p[i] == 0x0f && i + 1 < size) {
+		if (p[i + 1] >= 0x80 && p[i + 1] <= 0x8f)
+			return END_COND;
+		/* syscall, sysret, sysenter, sysexit */
+		if (p[i + 1] == 0x05 || p[i + 1] == 0x07 || p[i + 1] == 0x34 ||
+		    p[i + 1] == 0x35)
+			return END_TRANSFER;
+		return END_NONE;
+	}
+	switch (p[i]) {
+	case 0xe8: case 0xe9: case 0xeb: case 0xea: case 0x9a:	/* call, jmp */
+	case 0xc2: case 0xc3: case 0xca: case 0xcb: case 0xcf:	/* ret, iret */
+	case 0xcc: case 0xcd:					/* int3, int */
+		return END_TRANSFER;
+	case 0xff:
+		if (i + 1 < size) {
+			unsigned int reg = (p[i + 1] >> 3) & 7;
+
+			if (reg >= 2 && reg <= 5)	/* indirect call, jmp */
+				return END_TRANSFER;
+		}
+		return END_NONE;
+	}
+	return END_NONE;
+}
+
+static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+	uint64_t start = qemu_plugin_tb_vaddr(tb);
+	uint64_t end = qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
+	uint64_t first_line = start >> LINE_SHIFT;
+	uint64_t lines = ((end - 1) >> LINE_SHIFT) - first_line + 1;
+	struct block *b = malloc(sizeof(*b) + lines * sizeof(b->line[0]));
+
+	/*
+	 * Never freed: QEMU 7.2 gives no callback when it drops a block, and
+	 * blocks are retranslated rarely enough for a benchmark boot.
+	 */
+	if (!b) {
+		fprintf(stderr, "kpgo-model: out of memory\n");
+		abort();
+	}
+	b->start = start;
+	b->fallthrough = end;
+	b->branch_pc = qemu_plugin_insn_vaddr(last);
+	b->end = insn_end(last);
+	b->insns = n;
+	b->lines = lines;
+	for (uint64_t i = 0; i < lines; i++)
+		b->line[i] = (first_line + i) << LINE_SHIFT;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec,
+					     QEMU_PLUGIN_CB_NO_REGS, b);
+
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint32_t disp;
+
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
+						 QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, NULL);
+		if (insn_marker(insn, &disp)) {
+			struct marker *m = malloc(sizeof(*m));
+
+			if (!m) {
+				fprintf(stderr, "kpgo-model: out of memory\n");
+				abort();
+			}
+			m->id = disp & KPGO_MODEL_ID_MASK;
+			m->end = disp & KPGO_MODEL_END;
+			m->insns_after = n - 1 - i;
+			m->block = b;
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       m);
+		}
+	}
+}
+
+static void print_params(void)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "kpgo-model params");
+
+	for (size_t i = 0; i < ARRAY_SIZE(param_names); i++)
+		n += snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64,
+			      param_names[i].name, *param_names[i].value);
+	snprintf(line + n, sizeof(line) - n, "\n");
+	qemu_plugin_outs(line);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '='), *rest;
+		size_t j;
+
+		for (j = 0; eq && j < ARRAY_SIZE(param_names); j++)
+			if (strlen(param_names[j].name) == (size_t)(eq - argv[i]) &&
+			    !strncmp(argv[i], param_names[j].name, eq - argv[i]))
+				break;
+		if (!eq || j == ARRAY_SIZE(param_names)) {
+			fprintf(stderr, "kpgo-model: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+		*param_names[j].value = strtoull(eq + 1, &rest, 0);
+		if (!eq[1] || *rest) {
+			fprintf(stderr, "kpgo-model: %s: not a number\n", argv[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	if (strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "kpgo-model: x86_64 guests only, not %s\n",
+			info->target_name);
+		return -1;
+	}
+	if (info->system_emulation && info->system.max_vcpus != 1) {
+		fprintf(stderr, "kpgo-model: models one core; run with -smp 1 (not %d)\n",
+			info->system.max_vcpus);
+		return -1;
+	}
+	if (parse_args(argc, argv))
+		return -1;
+	if (params.gshare_bits < 1 || params.gshare_bits > 24 ||
+	    !tag_array_init(&l1i, params.l1i_size >> LINE_SHIFT, params.l1i_ways, LINE_SHIFT) ||
+	    !tag_array_init(&l1d, params.l1d_size >> LINE_SHIFT, params.l1d_ways, LINE_SHIFT) ||
+	    !tag_array_init(&l2, params.l2_size >> LINE_SHIFT, params.l2_ways, LINE_SHIFT) ||
+	    !tag_array_init(&itlb, params.itlb_entries, params.itlb_entries, PAGE_SHIFT) ||
+	    !tag_array_init(&itlb2, params.itlb2_entries, params.itlb2_ways, PAGE_SHIFT)) {
+		fprintf(stderr, "kpgo-model: bad sizes (sets must be a power of two, gshare_bits 1..24)\n");
+		return -1;
+	}
+	gshare = malloc(1ull << params.gshare_bits);
+	if (!gshare)
+		return -1;
+	/* Weakly taken. */
+	memset(gshare, 2, 1ull << params.gshare_bits);
+	print_params();
+	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);
+	return 0;
+}

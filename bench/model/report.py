@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The front-end model's figures of benchmark boots (scripts/benchmark-kernels).
+
+Usage: report.py KERNELS PAIRS RUN...
+  KERNELS  kernel names, comma-separated, the first the reference
+  PAIRS    "a/b" pairs, comma-separated (may be empty)
+  RUN      KERNEL:OPS:LOG, one per model boot: the guest's "<name> <ops>
+           <guest ns>" lines and the plugin's log (-d plugin -D LOG)
+
+Prints, per benchmark and kernel, each count per operation and the modeled
+cycles, the ratios of modeled cycles and of front-end misses (L1i + iTLB)
+for the pairs with their geomean, how far the model's instruction counts are
+from -icount's (guest ns / 4 at shift=2), and, when a kernel was booted more
+than once, how far its boots differ.  Several boots of one kernel: the median.
+"""
+import math
+import re
+import statistics
+import sys
+
+METRICS = [
+    ("cycles", "modeled cycles"),
+    ("insns", "instructions"),
+    ("l1i_misses", "L1i misses"),
+    ("itlb_misses", "iTLB misses (L1)"),
+    ("itlb2_misses", "iTLB misses (L2, page walks)"),
+    ("taken", "taken branches"),
+    ("mispredicts", "mispredicted branches"),
+    ("l1d_misses", "L1d misses"),
+    ("l2_misses", "L2 misses"),
+]
+NS_PER_INSN = 4  # -icount shift=2
+
+
+def parse_run(spec):
+    kernel, ops_file, log_file = spec.split(":", 2)
+    names = []
+    icount = {}
+    for line in open(ops_file):
+        name, ops, ns = line.split()
+        names.append((name, int(ops)))
+        icount[name] = float(ns) / NS_PER_INSN
+    windows = {}
+    for line in open(log_file):
+        if line.startswith("kpgo-model window="):
+            fields = dict(f.split("=") for f in line.split()[1:])
+            windows[int(fields.pop("window"))] = {k: int(v) for k, v in fields.items()}
+    per_op = {}
+    for index, (name, ops) in enumerate(names):
+        if index not in windows:
+            sys.exit(f"model: {log_file}: no window {index} ({name})")
+        per_op[name] = {k: v / ops for k, v in windows[index].items()}
+        per_op[name]["icount_insns"] = icount[name] / ops
+    return kernel, per_op
+
+
+def geomean(values):
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def main():
+    kernels = sys.argv[1].split(",")
+    pairs = [p.split("/") for p in sys.argv[2].split(",") if p]
+    runs = {}
+    for spec in sys.argv[3:]:
+        kernel, per_op = parse_run(spec)
+        runs.setdefault(kernel, []).append(per_op)
+    benchmarks = list(runs[kernels[0]][0])
+    med = {(k, b, m): statistics.median(r[b][m] for r in runs[k])
+           for k in kernels for b in benchmarks for m in runs[k][0][b]}
+    width = max(len(b) for b in benchmarks) + 2
+    left = max(30, max(len(a) + len(b) + 5 for a, b in pairs) + 2 if pairs else 0,
+               max(len(k) for k in kernels) + 4)
+    print(f"{'modeled, per operation':<{left}}" + "".join(f"{b:>{width}}" for b in benchmarks))
+    for metric, title in METRICS:
+        print(title)
+        for k in kernels:
+            print(f"{'  ' + k:<{left}}"
+                  + "".join(f"{med[k, b, metric]:>{width}.1f}" for b in benchmarks))
+    print()
+
+    def ratio_table(title, value):
+        print(f"{title:<{left}}" + "".join(f"{b:>{width}}" for b in benchmarks)
+              + f"{'geomean':>{width}}")
+        for a, b in pairs:
+            ratios = [value(b, x) / value(a, x) for x in benchmarks]
+            print(f"{a + ' / ' + b:<{left}}" + "".join(f"{r:>{width}.3f}" for r in ratios)
+                  + f"{geomean(ratios):>{width}.3f}")
+
+    ratio_table("modeled cycles (above 1 faster)", lambda k, x: med[k, x, "cycles"])
+    # A kernel without misses in a benchmark: counted as one, not divided by.
+    ratio_table("L1i+iTLB misses (above 1 fewer)",
+                lambda k, x: max(1e-9, med[k, x, "l1i_misses"] + med[k, x, "itlb_misses"]))
+    print()
+    worst = max(abs(r[b]["insns"] / r[b]["icount_insns"] - 1)
+                for k in kernels for r in runs[k] for b in benchmarks)
+    print(f"model against -icount: instruction counts within {100 * worst:.2f}% "
+          f"(every window of every boot)")
+    repeated = [k for k in kernels if len(runs[k]) > 1]
+    if repeated:
+        spread = max((max(r[b]["cycles"] for r in runs[k]) - min(r[b]["cycles"] for r in runs[k]))
+                     / med[k, b, "cycles"] for k in repeated for b in benchmarks)
+        print(f"boots of one kernel: modeled cycles differ by at most {100 * spread:.2f}% "
+              f"({len(runs[repeated[0]])} boots each of {', '.join(repeated)})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The front-end model (bench/model/, scripts/model-plugin):
+#   - micro-cases whose answers are known (tests/model/layout.c, under
+#     qemu-x86_64): a window counts exactly its instructions; a counted
+#     loop gives its branches, taken ones and no more than a few
+#     mispredictions; 96 functions called in a hot loop, spread one per
+#     page, miss in the L1i and the iTLB on nearly every call and cost
+#     more modeled cycles than the same functions packed together, with
+#     the same instructions;
+#   - refusals with a message: unknown or bad parameters, more than one
+#     vCPU, no plugin header;
+#   - one boot of the test kernel (make kernel) running the benchmark's
+#     model windows under -icount: every window is reported, and its
+#     instruction count is within 1% of -icount's (guest ns / 4).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=$root/build/model-test
+tree=${KPGO_TREE:-$root/build/linux}
+llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
+# shellcheck source=../kernel/lib.sh
+source "$root/tests/kernel/lib.sh"
+rm -rf "$out"
+mkdir -p "$out"
+
+plugin=$("$root/scripts/model-plugin")
+check "the plugin builds against the installed QEMU's header" test -s "$plugin"
+for align in 16 4096; do
+	"$llvm/clang" -static -O2 -Wall -Werror -DALIGN=$align \
+		-o "$out/layout-$align" "$here/layout.c"
+	qemu-x86_64 -plugin "$plugin" -d plugin -D "$out/layout-$align.log" "$out/layout-$align"
+done
+
+# field FILE WINDOW NAME: the count NAME of window WINDOW in FILE.
+field() {
+	sed -n "s/^kpgo-model window=$2 \(.* \)\{0,1\}$3=\([0-9]*\).*/\2/p" "$1"
+}
+packed=$out/layout-16.log spread=$out/layout-4096.log
+check "a window of 1000 nops counts 1001 instructions (the end marker too)" \
+	test "$(field "$packed" 1 insns)" = 1001
+check "1000 dec/jnz: 2002 instructions, 1000 conditional branches, 999 taken" \
+	test "$(field "$packed" 2 insns)/$(field "$packed" 2 cond_branches)/$(field "$packed" 2 taken)" = 2002/1000/999
+check "1000 dec/jnz: 1 to 5 mispredictions (the exit, a few while learning)" \
+	test "$(field "$packed" 2 mispredicts)" -ge 1 -a "$(field "$packed" 2 mispredicts)" -le 5
+check "96 calls a loop: the same instructions packed and spread" \
+	test "$(field "$packed" 3 insns)" = "$(field "$spread" 3 insns)"
+iterations=10000
+check "spread one per page: at least 90 L1i misses per iteration of 96 calls" \
+	test "$(field "$spread" 3 l1i_misses)" -ge $((90 * iterations))
+check "spread one per page: at least 90 iTLB misses per iteration (64 entries)" \
+	test "$(field "$spread" 3 itlb_misses)" -ge $((90 * iterations))
+check "packed: fewer than 1 L1i and iTLB miss per 100 iterations" \
+	test $(($(field "$packed" 3 l1i_misses) + $(field "$packed" 3 itlb_misses))) -lt $((iterations / 100))
+check "spread costs at least twice the modeled cycles of packed" \
+	test "$(field "$spread" 3 cycles)" -ge $((2 * $(field "$packed" 3 cycles)))
+echo "micro-case, modeled cycles per iteration: packed $(($(field "$packed" 3 cycles) / iterations)), spread $(($(field "$spread" 3 cycles) / iterations))"
+
+# refuses WHAT MESSAGE COMMAND...: COMMAND fails, and says MESSAGE.
+refuses() {
+	local what=$1 message=$2
+	shift 2
+	check "$what" bash -c '! "$@" >"$0" 2>&1 && grep -q "$1" "$0"' \
+		"$out/refusal.log" "$message" "$@"
+}
+refuses "an unknown parameter is refused by name" "kpgo-model: unknown argument l1_size=1" \
+	qemu-x86_64 -plugin "$plugin,l1_size=1" "$out/layout-16"
+refuses "a cache whose sets are not a power of two is refused" "kpgo-model: bad sizes" \
+	qemu-x86_64 -plugin "$plugin,l1i_ways=3" "$out/layout-16"
+refuses "a number that is not one is refused" "kpgo-model: l2_latency=x: not a number" \
+	qemu-x86_64 -plugin "$plugin,l2_latency=x" "$out/layout-16"
+refuses "more than one vCPU is refused" "kpgo-model: models one core; run with -smp 1 (not 2)" \
+	qemu-system-x86_64 -machine pc,accel=tcg -display none -smp 2 -plugin "$plugin" -kernel /nonexistent
+refuses "without the plugin header, model-plugin says to run scripts/setup" \
+	"model-plugin: no qemu-plugin.h for QEMU .* run scripts/setup" \
+	env KPGO_CACHE="$out/no-cache" "$root/scripts/model-plugin"
+
+# The benchmark's windows on the test kernel, against -icount.
+"$llvm/clang" -static -O2 -Wall -Werror -o "$out/syscalls" "$root/bench/guest/syscalls.c"
+status=0
+"$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --timeout 600 \
+	--qemu-arg -icount --qemu-arg shift=2,sleep=off \
+	--qemu-arg -plugin --qemu-arg "$plugin" \
+	--qemu-arg -d --qemu-arg plugin --qemu-arg -D --qemu-arg "$out/kernel.plugin.log" \
+	--append kpgo_bench_model --out "$out/kernel" \
+	--file "$out/syscalls" "$root/bench/guest/bench.guest.sh" || status=$?
+check "the model boot ran the benchmark (status $status)" test "$status" -eq 0
+ops=$out/kernel/results/model-ops
+check "6 benchmarks ran, each in its window" \
+	test "$(wc -l <"$ops" 2>/dev/null)/$(grep -c '^kpgo-model window=[0-5] ' "$out/kernel.plugin.log")" = 6/6
+index=0
+while read -r name count ns; do
+	insns=$(field "$out/kernel.plugin.log" $index insns)
+	check "$name: the model's $insns instructions within 1% of -icount's $((ns / 4))" \
+		python3 -c "import sys; sys.exit(abs($insns / ($ns / 4) - 1) > 0.01)"
+	index=$((index + 1))
+done <"$ops"
+
+summary model
