@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 """The front-end model's figures of benchmark boots (scripts/benchmark-kernels).
 
-Usage: report.py KERNELS PAIRS RUN...
+Usage: report.py KERNELS PAIRS LEVERS RUN...
   KERNELS  kernel names, comma-separated, the first the reference
   PAIRS    "a/b" pairs, comma-separated (may be empty)
+  LEVERS   "a/b" pairs, comma-separated (may be empty): a is b with one
+           more lever; its verdict is printed
   RUN      KERNEL:OPS:LOG, one per model boot: the guest's "<name> <ops>
            <guest ns>" lines and the plugin's log (-d plugin -D LOG)
 
 Prints, per benchmark and kernel, each count per operation and the modeled
 cycles, the ratios of modeled cycles and of front-end misses (L1i + iTLB)
-for the pairs with their geomean, how far the model's instruction counts are
+for the pairs with their geomean, each lever's verdict (kept if it gains at
+least 1% modeled geomean and loses at most 1% on any benchmark), how far the model's instruction counts are
 from -icount's (guest ns / 4 at shift=2), and, when a kernel was booted more
 than once, how far its boots differ.  Several boots of one kernel: the median.
 """
@@ -31,6 +34,7 @@ METRICS = [
     ("l2_misses", "L2 misses"),
 ]
 NS_PER_INSN = 4  # -icount shift=2
+KEEP_GAIN, KEEP_WORST = 1.01, 0.99
 
 
 def parse_run(spec):
@@ -62,8 +66,9 @@ def geomean(values):
 def main():
     kernels = sys.argv[1].split(",")
     pairs = [p.split("/") for p in sys.argv[2].split(",") if p]
+    levers = [p.split("/") for p in sys.argv[3].split(",") if p]
     runs = {}
-    for spec in sys.argv[3:]:
+    for spec in sys.argv[4:]:
         kernel, per_op = parse_run(spec)
         runs.setdefault(kernel, []).append(per_op)
     benchmarks = list(runs[kernels[0]][0])
@@ -92,6 +97,13 @@ def main():
     # A kernel without misses in a benchmark: counted as one, not divided by.
     ratio_table("L1i+iTLB misses (above 1 fewer)",
                 lambda k, x: max(1e-9, med[k, x, "l1i_misses"] + med[k, x, "itlb_misses"]))
+    for a, b in levers:
+        ratios = [med[b, x, "cycles"] / med[a, x, "cycles"] for x in benchmarks]
+        keep = geomean(ratios) >= KEEP_GAIN and min(ratios) >= KEEP_WORST
+        worst_at = benchmarks[ratios.index(min(ratios))]
+        print(f"lever {a} against {b}: {'keep' if keep else 'drop'} (modeled geomean "
+              f"{geomean(ratios):.3f}, worst {min(ratios):.3f} in {worst_at}; "
+              f"kept at >= {KEEP_GAIN} with none below {KEEP_WORST})")
     print()
     worst = max(abs(r[b]["insns"] / r[b]["icount_insns"] - 1)
                 for k in kernels for r in runs[k] for b in benchmarks)
