@@ -11,7 +11,8 @@
  * Software Optimization Guide for the Zen 4 microarchitecture (see
  * Documentation/kernel-build.rst, "The front-end model").
  *
- * Counting happens only inside windows that the guest marks with
+ * The model runs all the time; its counts are printed for the windows that
+ * the guest marks with
  *	nopl KPGO_MODEL_MAGIC | id(%rax)	start window id (0..4095)
  *	nopl KPGO_MODEL_MAGIC | 0x8000 | id(%rax)	end it
  * (bench/model/window.h), recognised at translation; every window's
@@ -150,9 +151,12 @@ struct marker {
 	uint32_t id;
 	bool end;
 	uint32_t insns_after;	/* of its block, after the marker */
-	const struct block *block;
 };
 
+/*
+ * The structures are fed all the time, so that a window starts with the
+ * state the guest left; only a window's counts are printed.
+ */
 static struct tag_array l1i, l1d, l2, itlb, itlb2;
 static uint8_t *gshare;
 static uint64_t history;
@@ -205,10 +209,6 @@ static void block_exec(unsigned int vcpu, void *udata)
 	const struct block *b = udata;
 	uint64_t page = UINT64_MAX;
 
-	if (!active) {
-		previous = NULL;
-		return;
-	}
 	if (previous)
 		resolve_exit(previous, b->start);
 	previous = b;
@@ -228,8 +228,6 @@ static void block_exec(unsigned int vcpu, void *udata)
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		       uint64_t vaddr, void *udata)
 {
-	if (!active)
-		return;
 	now.l1d_accesses++;
 	if (!tag_array_access(&l1d, vaddr)) {
 		now.l1d_misses++;
@@ -265,12 +263,10 @@ static void marker_exec(unsigned int vcpu, void *udata)
 	const struct marker *m = udata;
 
 	if (!m->end) {
-		/* Its block was not counted: count what follows the marker. */
+		/* Count from here: what follows the marker in its block. */
 		memset(&now, 0, sizeof(now));
 		now.insns = m->insns_after;
 		window = m->id;
-		/* The block's exit is the window's first branch. */
-		previous = m->block;
 		active = true;
 	} else if (active && m->id == window) {
 		/* Its block was counted whole: not what follows the marker. */
@@ -382,7 +378,6 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			m->id = disp & KPGO_MODEL_ID_MASK;
 			m->end = disp & KPGO_MODEL_END;
 			m->insns_after = n - 1 - i;
-			m->block = b;
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       m);

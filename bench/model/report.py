@@ -11,8 +11,9 @@ Usage: report.py KERNELS PAIRS LEVERS RUN...
            <guest ns>" lines and the plugin's log (-d plugin -D LOG)
 
 Prints, per benchmark and kernel, each count per operation and the modeled
-cycles, the ratios of modeled cycles and of front-end misses (L1i + iTLB)
-for the pairs with their geomean, each lever's verdict (kept if it gains at
+cycles, the ratios of modeled cycles and of front-end misses (L1i + iTLB;
+none where both kernels miss less than once per operation) for the pairs with
+their geomean, each lever's verdict (kept if it gains at
 least 1% modeled geomean and loses at most 1% on any benchmark), how far the model's instruction counts are
 from -icount's (guest ns / 4 at shift=2), and, when a kernel was booted more
 than once, how far its boots differ.  Several boots of one kernel: the median.
@@ -85,18 +86,23 @@ def main():
                   + "".join(f"{med[k, b, metric]:>{width}.1f}" for b in benchmarks))
     print()
 
-    def ratio_table(title, value):
+    def ratio_table(title, value, floor=0.0):
+        """Ratios b/a of VALUE; where both are below FLOOR, none ("-")."""
         print(f"{title:<{left}}" + "".join(f"{b:>{width}}" for b in benchmarks)
               + f"{'geomean':>{width}}")
         for a, b in pairs:
-            ratios = [value(b, x) / value(a, x) for x in benchmarks]
-            print(f"{a + ' / ' + b:<{left}}" + "".join(f"{r:>{width}.3f}" for r in ratios)
-                  + f"{geomean(ratios):>{width}.3f}")
+            ratios = [value(b, x) / value(a, x) if max(value(a, x), value(b, x)) >= floor
+                      and value(a, x) > 0 else None for x in benchmarks]
+            known = [r for r in ratios if r is not None]
+            print(f"{a + ' / ' + b:<{left}}"
+                  + "".join(f"{r:>{width}.3f}" if r is not None else f"{'-':>{width}}"
+                            for r in ratios)
+                  + (f"{geomean(known):>{width}.3f}" if known else f"{'-':>{width}}"))
 
     ratio_table("modeled cycles (above 1 faster)", lambda k, x: med[k, x, "cycles"])
-    # A kernel without misses in a benchmark: counted as one, not divided by.
+    # Under one miss per operation in both kernels, a ratio says nothing.
     ratio_table("L1i+iTLB misses (above 1 fewer)",
-                lambda k, x: max(1e-9, med[k, x, "l1i_misses"] + med[k, x, "itlb_misses"]))
+                lambda k, x: med[k, x, "l1i_misses"] + med[k, x, "itlb_misses"], floor=1.0)
     for a, b in levers:
         ratios = [med[b, x, "cycles"] / med[a, x, "cycles"] for x in benchmarks]
         keep = geomean(ratios) >= KEEP_GAIN and min(ratios) >= KEEP_WORST

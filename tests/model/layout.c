@@ -7,7 +7,10 @@
  *   window 3: a hot loop that calls 96 functions, 10000 times.  Built with
  *     -DALIGN=4096 every function starts its own page, and all share one
  *     L1i set: L1i and iTLB misses on nearly every call.  With -DALIGN=16
- *     they are packed into 1.5 KiB: the same instructions, no misses.
+ *     they are packed into 1.5 KiB: the same instructions, no misses;
+ *   windows 4 and 5: 100 passes of loads, one per 64-byte line, over 16 KiB
+ *     (fits the 32 KiB L1d: no misses after the warm pass) and over 64 KiB
+ *     (does not: every load misses the L1d, and hits the L2).
  */
 #include "../../bench/model/window.h"
 
@@ -28,6 +31,15 @@ static __naked __aligned(4096) void layout_functions(void)
 	    "lea 1(%rdi), %eax\n"
 	    "ret\n"
 	    ".endr\n");
+}
+
+static char data[64 << 10] __aligned(4096);
+
+static void read_lines(unsigned long bytes, int passes)
+{
+	for (int p = 0; p < passes; p++)
+		for (unsigned long i = 0; i < bytes; i += 64)
+			(void)*(volatile char *)&data[i];
 }
 
 static int call_all(int x)
@@ -55,5 +67,14 @@ int main(void)
 	for (int i = 0; i < 10000; i++)
 		x = call_all(x);
 	KPGO_MODEL_END(3);
+
+	read_lines(16 << 10, 1);
+	KPGO_MODEL_START(4);
+	read_lines(16 << 10, 100);
+	KPGO_MODEL_END(4);
+	read_lines(64 << 10, 1);
+	KPGO_MODEL_START(5);
+	read_lines(64 << 10, 100);
+	KPGO_MODEL_END(5);
 	return x != 10001 * FUNCTIONS;
 }

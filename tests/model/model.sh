@@ -8,7 +8,8 @@
 #     mispredictions; 96 functions called in a hot loop, spread one per
 #     page, miss in the L1i and the iTLB on nearly every call and cost
 #     more modeled cycles than the same functions packed together, with
-#     the same instructions;
+#     the same instructions; loads over 16 KiB hit the L1d, over 64 KiB
+#     they miss it and hit the L2;
 #   - refusals with a message: unknown or bad parameters, more than one
 #     vCPU, no plugin header;
 #   - one boot of the test kernel (make kernel) running the benchmark's
@@ -55,6 +56,12 @@ check "packed: fewer than 1 L1i and iTLB miss per 100 iterations" \
 	test $(($(field "$packed" 3 l1i_misses) + $(field "$packed" 3 itlb_misses))) -lt $((iterations / 100))
 check "spread costs at least twice the modeled cycles of packed" \
 	test "$(field "$spread" 3 cycles)" -ge $((2 * $(field "$packed" 3 cycles)))
+check "100 passes over 16 KiB, one load per line: no L1d misses (fits in 32 KiB)" \
+	test "$(field "$packed" 4 l1d_misses)" -lt 100
+check "100 passes over 64 KiB: at least 102000 of its 102400 loads miss the L1d" \
+	test "$(field "$packed" 5 l1d_misses)" -ge 102000
+check "100 passes over 64 KiB: the L2 (1 MiB) holds them: fewer than 100 L2 misses" \
+	test "$(field "$packed" 5 l2_misses)" -lt 100
 echo "micro-case, modeled cycles per iteration: packed $(($(field "$packed" 3 cycles) / iterations)), spread $(($(field "$spread" 3 cycles) / iterations))"
 
 # refuses WHAT MESSAGE COMMAND...: COMMAND fails, and says MESSAGE.

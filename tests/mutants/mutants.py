@@ -110,4 +110,30 @@ MUTANTS = [
           "        let kept = self.keep(&descriptor.object);\n"
           "        self.module.saved.store(ptr::null_mut(), Ordering::Release);\n")],
     ),
+    Mutant(
+        "model-end-marker-overcounts",
+        "the front-end model counts the instructions that follow a window's end marker "
+        "in its block",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t\tnow.insns -= m->insns_after;\n",
+          "")],
+    ),
+    Mutant(
+        "model-loads-not-modeled",
+        "the front-end model feeds its L1d with stores only",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "QEMU_PLUGIN_MEM_RW, NULL);",
+          "QEMU_PLUGIN_MEM_W, NULL);")],
+    ),
+    Mutant(
+        "model-not-lru",
+        "the front-end model's caches always evict their first way, not the least "
+        "recently used",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t\tif (stamps[w] < stamps[victim])\n",
+          "\t\tif (0)\n")],
+    ),
 ]

@@ -50,6 +50,7 @@ SUITES = {
     "lockdown": ([str(SRC / "tests/kernel/lockdown.sh")], True),
     "rust": ([str(SRC / "tests/kernel/rust.sh")], True),
     "scale": ([str(SRC / "tests/kernel/scale.sh")], True),
+    "model": ([str(SRC / "tests/model/model.sh")], True),
 }
 # What scripts/kmake copies into the tree (integration/series' copy=
 # items): a mutant may change these and the tests, nothing that needs the
