@@ -385,6 +385,15 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 }
 
+/* qemu-x86_64 makes a vCPU per guest thread: one core cannot model two. */
+static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
+{
+	if (vcpu_index > 0) {
+		fprintf(stderr, "kpgo-model: models one core; the guest started a second vCPU or thread\n");
+		exit(1);
+	}
+}
+
 static void print_params(void)
 {
 	char line[1024];
@@ -451,6 +460,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	/* Weakly taken. */
 	memset(gshare, 2, 1ull << params.gshare_bits);
 	print_params();
+	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);
 	return 0;
 }

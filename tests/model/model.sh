@@ -11,7 +11,7 @@
 #     the same instructions; loads over 16 KiB hit the L1d, over 64 KiB
 #     they miss it and hit the L2;
 #   - refusals with a message: unknown or bad parameters, more than one
-#     vCPU, no plugin header;
+#     vCPU or guest thread, no plugin header;
 #   - one boot of the test kernel (make kernel) running the benchmark's
 #     model windows under -icount: every window is reported, and its
 #     instruction count is within 1% of -icount's (guest ns / 4).
@@ -79,6 +79,10 @@ refuses "a number that is not one is refused" "kpgo-model: l2_latency=x: not a n
 	qemu-x86_64 -plugin "$plugin,l2_latency=x" "$out/layout-16"
 refuses "more than one vCPU is refused" "kpgo-model: models one core; run with -smp 1 (not 2)" \
 	qemu-system-x86_64 -machine pc,accel=tcg -display none -smp 2 -plugin "$plugin" -kernel /nonexistent
+"$llvm/clang" -static -O2 -Wall -Werror -pthread -o "$out/two-threads" "$here/two-threads.c"
+refuses "a second thread under qemu-x86_64 (a second vCPU) is refused" \
+	"kpgo-model: models one core; the guest started a second vCPU or thread" \
+	qemu-x86_64 -plugin "$plugin" "$out/two-threads"
 refuses "without the plugin header, model-plugin says to run scripts/setup" \
 	"model-plugin: no qemu-plugin.h for QEMU .* run scripts/setup" \
 	env KPGO_CACHE="$out/no-cache" "$root/scripts/model-plugin"

@@ -53,8 +53,8 @@ SUITES = {
     "model": ([str(SRC / "tests/model/model.sh")], True),
 }
 # What scripts/kmake copies into the tree (integration/series' copy=
-# items): a mutant may change these and the tests, nothing that needs the
-# tree prepared again.
+# items): a mutant may change these, the tests and the benchmarks' tools
+# (bench/), nothing that needs the tree prepared again.
 KERNEL_INPUTS = ["Kconfig", "Kbuild", "pgo"]
 # Lines that say a check failed: the kernel tests' "FAIL: ...", cargo's
 # failed tests.
@@ -87,7 +87,7 @@ def copy(source, dest):
 def apply(mutant):
     """Applies MUTANT's edits to SRC; a message if one does not apply."""
     for path, old, new in mutant.edits:
-        if Path(path).parts[0] not in KERNEL_INPUTS + ["tests"]:
+        if Path(path).parts[0] not in KERNEL_INPUTS + ["tests", "bench"]:
             return f"{path} is not among what a mutant may change"
         file = SRC / path
         text = file.read_text()
