@@ -23,6 +23,7 @@
  * struct model_params, by the names in param_names[].  It refuses to run
  * with more than one vCPU: the structures are those of one core.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,22 +43,29 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 struct model_params {
 	uint64_t l1i_size, l1i_ways, l1d_size, l1d_ways, l2_size, l2_ways;
-	uint64_t itlb_entries, itlb2_entries, itlb2_ways;
+	uint64_t itlb_entries, itlb2_entries, itlb2_ways, kernel_page_shift;
 	uint64_t gshare_bits;
 	/* Cycles: base per 1000 instructions, then per event. */
 	uint64_t base_milli_cpi, l2_latency, l3_latency;
 	uint64_t itlb2_latency, page_walk, mispredict, taken;
+	/* Per 1000 repeats of a REP string instruction (fast strings). */
+	uint64_t rep_milli_cycles;
 };
 
-/* Zen 4 (the guide's figures; page_walk and taken are assumptions). */
+/*
+ * Zen 4 (the guide's figures; base_milli_cpi, itlb2_latency, page_walk,
+ * taken, rep_milli_cycles and gshare_bits are assumptions).
+ */
 static struct model_params params = {
 	.l1i_size = 32 << 10, .l1i_ways = 8,
 	.l1d_size = 32 << 10, .l1d_ways = 8,
 	.l2_size = 1 << 20, .l2_ways = 8,
 	.itlb_entries = 64, .itlb2_entries = 512, .itlb2_ways = 8,
+	.kernel_page_shift = 21,
 	.gshare_bits = 14,
 	.base_milli_cpi = 500, .l2_latency = 14, .l3_latency = 50,
 	.itlb2_latency = 7, .page_walk = 30, .mispredict = 13, .taken = 1,
+	.rep_milli_cycles = 62,
 };
 
 static const struct {
@@ -70,6 +78,7 @@ static const struct {
 	{ "itlb_entries", &params.itlb_entries },
 	{ "itlb2_entries", &params.itlb2_entries },
 	{ "itlb2_ways", &params.itlb2_ways },
+	{ "kernel_page_shift", &params.kernel_page_shift },
 	{ "gshare_bits", &params.gshare_bits },
 	{ "base_milli_cpi", &params.base_milli_cpi },
 	{ "l2_latency", &params.l2_latency },
@@ -77,11 +86,15 @@ static const struct {
 	{ "itlb2_latency", &params.itlb2_latency },
 	{ "page_walk", &params.page_walk },
 	{ "mispredict", &params.mispredict }, { "taken", &params.taken },
+	{ "rep_milli_cycles", &params.rep_milli_cycles },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define LINE_SHIFT 6
 #define PAGE_SHIFT 12
+/* x86-64's kernel image, which Linux maps with 2 MiB pages. */
+#define KERNEL_IMAGE_START 0xffffffff80000000ull
+#define KERNEL_IMAGE_END 0xffffffffa0000000ull
 
 /* A set-associative LRU array of tags; ways == entries is fully associative. */
 struct tag_array {
@@ -102,7 +115,11 @@ static bool tag_array_init(struct tag_array *a, uint64_t entries,
 	a->shift = shift;
 	a->tags = calloc(entries, sizeof(*a->tags));
 	a->stamps = calloc(entries, sizeof(*a->stamps));
-	return a->tags && a->stamps;
+	if (!a->tags || !a->stamps) {
+		fprintf(stderr, "kpgo-model: out of memory\n");
+		abort();
+	}
+	return true;
 }
 
 /* Looks ADDR up; on a miss, puts it in place of the least recently used. */
@@ -127,14 +144,21 @@ static bool tag_array_access(struct tag_array *a, uint64_t addr)
 	return false;
 }
 
+/*
+ * insns counts a REP string instruction once, as hardware does; QEMU runs
+ * it once per repeat, and rep_repeats counts the repeats after the first
+ * (so -icount counts insns + rep_repeats).
+ */
 struct counts {
-	uint64_t insns, l1i_misses, l1d_accesses, l1d_misses, l2_misses;
-	uint64_t itlb_misses, itlb2_misses, taken, cond_branches, mispredicts;
+	uint64_t insns, rep_repeats, l1i_misses, l1d_accesses, l1d_misses;
+	uint64_t l2_misses, itlb_misses, itlb2_misses, taken, cond_branches;
+	uint64_t mispredicts;
 };
 
 static const char *const count_names[] = {
-	"insns", "l1i_misses", "l1d_accesses", "l1d_misses", "l2_misses",
-	"itlb_misses", "itlb2_misses", "taken", "cond_branches", "mispredicts",
+	"insns", "rep_repeats", "l1i_misses", "l1d_accesses", "l1d_misses",
+	"l2_misses", "itlb_misses", "itlb2_misses", "taken", "cond_branches",
+	"mispredicts",
 };
 
 enum block_end { END_NONE, END_COND, END_TRANSFER };
@@ -142,7 +166,9 @@ enum block_end { END_NONE, END_COND, END_TRANSFER };
 /* What a translated block needs at run time; made at translation. */
 struct block {
 	uint64_t start, fallthrough, branch_pc;
+	uint64_t target;	/* of a direct branch, call or jump; else 0 */
 	enum block_end end;
+	bool rep_first;		/* it starts with a REP string instruction */
 	uint32_t insns, lines;
 	uint64_t line[];	/* addresses of the cache lines it spans */
 };
@@ -171,22 +197,38 @@ static void miss_to_l2(uint64_t addr)
 		now.l2_misses++;
 }
 
+/* The iTLB arrays hold page keys: 2 MiB pages of the kernel image apart. */
+static uint64_t page_key(uint64_t addr)
+{
+	if (addr >= KERNEL_IMAGE_START && addr < KERNEL_IMAGE_END)
+		return (addr >> params.kernel_page_shift) | 1ull << 63;
+	return addr >> PAGE_SHIFT;
+}
+
 static void fetch_page(uint64_t addr)
 {
-	if (tag_array_access(&itlb, addr))
+	uint64_t key = page_key(addr);
+
+	if (tag_array_access(&itlb, key))
 		return;
 	now.itlb_misses++;
-	if (!tag_array_access(&itlb2, addr))
+	if (!tag_array_access(&itlb2, key))
 		now.itlb2_misses++;
 }
 
-/* The previous block's exit, now that the next block's start is known. */
+/*
+ * The previous block's exit, now that the next block's start is known.  A
+ * next block that is neither the fall-through nor the target of a direct
+ * branch is an interrupt or exception: no branch outcome (an indirect
+ * branch's can not be told from one, and counts as taken).
+ */
 static void resolve_exit(const struct block *prev, uint64_t next)
 {
 	bool taken = next != prev->fallthrough;
 
-	if (prev->end == END_NONE)
-		return;	/* an interrupt or exception, not a branch */
+	if (prev->end == END_NONE ||
+	    (prev->target && taken && next != prev->target))
+		return;
 	if (taken)
 		now.taken++;
 	if (prev->end == END_COND) {
@@ -209,6 +251,13 @@ static void block_exec(unsigned int vcpu, void *udata)
 	const struct block *b = udata;
 	uint64_t page = UINT64_MAX;
 
+	/* QEMU runs a REP string instruction again for each repeat. */
+	if (b->rep_first && previous && previous->branch_pc == b->start &&
+	    previous->end == END_NONE) {
+		now.rep_repeats++;
+		previous = b;
+		return;
+	}
 	if (previous)
 		resolve_exit(previous, b->start);
 	previous = b;
@@ -237,7 +286,8 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 
 static uint64_t cycles(const struct counts *c)
 {
-	return (c->insns * params.base_milli_cpi + 500) / 1000 +
+	return (c->insns * params.base_milli_cpi +
+		c->rep_repeats * params.rep_milli_cycles + 500) / 1000 +
 	       (c->l1i_misses + c->l1d_misses) * params.l2_latency +
 	       c->l2_misses * params.l3_latency +
 	       c->itlb_misses * params.itlb2_latency +
@@ -289,26 +339,79 @@ static bool insn_marker(struct qemu_plugin_insn *insn, uint32_t *disp)
 	       !(*disp & 0x7000);
 }
 
-/* How a block's last instruction leaves it. */
-static enum block_end insn_end(struct qemu_plugin_insn *insn)
+/* The length of INSN's legacy and REX prefixes; *rep if F2 or F3 is one. */
+static size_t insn_prefixes(const uint8_t *p, size_t size, bool *rep)
 {
-	const uint8_t *p = qemu_plugin_insn_data(insn);
-	size_t size = qemu_plugin_insn_size(insn), i = 0;
+	size_t i = 0;
 
-	/* Legacy prefixes and REX. */
+	*rep = false;
 	while (i < size && (p[i] == 0x26 || p[i] == 0x2e || p[i] == 0x36 ||
 			    p[i] == 0x3e || p[i] == 0x64 || p[i] == 0x65 ||
 			    p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf0 ||
 			    p[i] == 0xf2 || p[i] == 0xf3 ||
-			    (p[i] & 0xf0) == 0x40))
+			    (p[i] & 0xf0) == 0x40)) {
+		*rep |= p[i] == 0xf2 || p[i] == 0xf3;
 		i++;
+	}
+	return i;
+}
+
+/* Whether INSN is a REP-prefixed string instruction (ins, outs, movs, ...). */
+static bool insn_rep_string(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *p = qemu_plugin_insn_data(insn);
+	size_t size = qemu_plugin_insn_size(insn);
+	bool rep;
+	size_t i = insn_prefixes(p, size, &rep);
+
+	return rep && i < size &&
+	       ((p[i] >= 0x6c && p[i] <= 0x6f) || (p[i] >= 0xa4 && p[i] <= 0xa7) ||
+		(p[i] >= 0xaa && p[i] <= 0xaf));
+}
+
+/* A signed little-endian displacement of N bytes at P. */
+static int64_t displacement(const uint8_t *p, size_t n)
+{
+	int32_t d32;
+
+	if (n == 1)
+		return (int8_t)p[0];
+	memcpy(&d32, p, 4);
+	return d32;
+}
+
+/*
+ * How a block's last instruction leaves it, and the target of a direct
+ * branch, jump or call (0 if not one).
+ */
+static enum block_end insn_end(struct qemu_plugin_insn *insn, uint64_t *target)
+{
+	const uint8_t *p = qemu_plugin_insn_data(insn);
+	size_t size = qemu_plugin_insn_size(insn);
+	uint64_t next = qemu_plugin_insn_vaddr(insn) + size;
+	bool rep;
+	size_t i = insn_prefixes(p, size, &rep);
+
+	*target = 0;
 	if (i >= size)
 		return END_NONE;
-	if ((p[i] >= 0x70 && p[i] <= 0x7f) || (p[i] >= 0xe0 && p[i] <= 0xe3))
-		return END_COND;
+	if ((p[i] >= 0x70 && p[i] <= 0x7f) || (p[i] >= 0xe0 && p[i] <= 0xe3) ||
+	    p[i] == 0xeb) {
+		if (i + 2 == size)
+			*target = next + displacement(p + i + 1, 1);
+		return p[i] == 0xeb ? END_TRANSFER : END_COND;
+	}
+	if (p[i] == 0xe8 || p[i] == 0xe9) {
+		if (i + 5 == size)
+			*target = next + displacement(p + i + 1, 4);
+		return END_TRANSFER;
+	}
 	if (p[i] == 0x0f && i + 1 < size) {
-		if (p[i + 1] >= 0x80 && p[i + 1] <= 0x8f)
+		if (p[i + 1] >= 0x80 && p[i + 1] <= 0x8f) {
+			if (i + 6 == size)
+				*target = next + displacement(p + i + 2, 4);
 			return END_COND;
+		}
 		/* syscall, sysret, sysenter, sysexit */
 		if (p[i + 1] == 0x05 || p[i + 1] == 0x07 || p[i + 1] == 0x34 ||
 		    p[i + 1] == 0x35)
@@ -316,7 +419,7 @@ static enum block_end insn_end(struct qemu_plugin_insn *insn)
 		return END_NONE;
 	}
 	switch (p[i]) {
-	case 0xe8: case 0xe9: case 0xeb: case 0xea: case 0x9a:	/* call, jmp */
+	case 0xea: case 0x9a:					/* far jmp, call */
 	case 0xc2: case 0xc3: case 0xca: case 0xcb: case 0xcf:	/* ret, iret */
 	case 0xcc: case 0xcd:					/* int3, int */
 		return END_TRANSFER;
@@ -353,7 +456,8 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	b->start = start;
 	b->fallthrough = end;
 	b->branch_pc = qemu_plugin_insn_vaddr(last);
-	b->end = insn_end(last);
+	b->end = insn_end(last, &b->target);
+	b->rep_first = insn_rep_string(qemu_plugin_tb_get_insn(tb, 0));
 	b->insns = n;
 	b->lines = lines;
 	for (uint64_t i = 0; i < lines; i++)
@@ -420,9 +524,12 @@ static int parse_args(int argc, char **argv)
 			fprintf(stderr, "kpgo-model: unknown argument %s\n", argv[i]);
 			return -1;
 		}
-		*param_names[j].value = strtoull(eq + 1, &rest, 0);
-		if (!eq[1] || *rest) {
-			fprintf(stderr, "kpgo-model: %s: not a number\n", argv[i]);
+		errno = 0;
+		*param_names[j].value = strtoull(eq + 1, &rest, 10);
+		if (eq[1] < '0' || eq[1] > '9' || *rest || errno ||
+		    *param_names[j].value > (1ull << 32)) {
+			fprintf(stderr, "kpgo-model: %s: not a number from 0 to 2^32\n",
+				argv[i]);
 			return -1;
 		}
 	}
@@ -445,12 +552,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	if (parse_args(argc, argv))
 		return -1;
+	if ((params.l1i_size | params.l1d_size | params.l2_size) & ((1 << LINE_SHIFT) - 1) ||
+	    params.kernel_page_shift < PAGE_SHIFT || params.kernel_page_shift > 30) {
+		fprintf(stderr, "kpgo-model: cache sizes must be multiples of 64, kernel_page_shift 12..30\n");
+		return -1;
+	}
 	if (params.gshare_bits < 1 || params.gshare_bits > 24 ||
 	    !tag_array_init(&l1i, params.l1i_size >> LINE_SHIFT, params.l1i_ways, LINE_SHIFT) ||
 	    !tag_array_init(&l1d, params.l1d_size >> LINE_SHIFT, params.l1d_ways, LINE_SHIFT) ||
 	    !tag_array_init(&l2, params.l2_size >> LINE_SHIFT, params.l2_ways, LINE_SHIFT) ||
-	    !tag_array_init(&itlb, params.itlb_entries, params.itlb_entries, PAGE_SHIFT) ||
-	    !tag_array_init(&itlb2, params.itlb2_entries, params.itlb2_ways, PAGE_SHIFT)) {
+	    !tag_array_init(&itlb, params.itlb_entries, params.itlb_entries, 0) ||
+	    !tag_array_init(&itlb2, params.itlb2_entries, params.itlb2_ways, 0)) {
 		fprintf(stderr, "kpgo-model: bad sizes (sets must be a power of two, gshare_bits 1..24)\n");
 		return -1;
 	}

@@ -10,7 +10,10 @@
  *     they are packed into 1.5 KiB: the same instructions, no misses;
  *   windows 4 and 5: 100 passes of loads, one per 64-byte line, over 16 KiB
  *     (fits the 32 KiB L1d: no misses after the warm pass) and over 64 KiB
- *     (does not: every load misses the L1d, and hits the L2).
+ *     (does not: every load misses the L1d, and hits the L2);
+ *   window 6: one rep movsb of 4096 bytes: QEMU runs it once per byte (and
+ *     once more, to find the count zero), the model counts one instruction
+ *     and the repeats.
  */
 #include "../../bench/model/window.h"
 
@@ -51,6 +54,8 @@ static int call_all(int x)
 
 int main(void)
 {
+	char *dst = data, *src = data + (32 << 10);
+	unsigned long count = 4096;
 	int x = 0;
 
 	KPGO_MODEL_START(1);
@@ -76,5 +81,10 @@ int main(void)
 	KPGO_MODEL_START(5);
 	read_lines(64 << 10, 100);
 	KPGO_MODEL_END(5);
+
+	KPGO_MODEL_START(6);
+	asm volatile("rep movsb"
+		     : "+D" (dst), "+S" (src), "+c" (count) : : "memory");
+	KPGO_MODEL_END(6);
 	return x != 10001 * FUNCTIONS;
 }

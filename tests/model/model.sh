@@ -9,7 +9,8 @@
 #     page, miss in the L1i and the iTLB on nearly every call and cost
 #     more modeled cycles than the same functions packed together, with
 #     the same instructions; loads over 16 KiB hit the L1d, over 64 KiB
-#     they miss it and hit the L2;
+#     they miss it and hit the L2; a rep movsb is one instruction and
+#     its repeats;
 #   - refusals with a message: unknown or bad parameters, more than one
 #     vCPU or guest thread, no plugin header;
 #   - one boot of the test kernel (make kernel) running the benchmark's
@@ -62,13 +63,20 @@ check "100 passes over 64 KiB: at least 102000 of its 102400 loads miss the L1d"
 	test "$(field "$packed" 5 l1d_misses)" -ge 102000
 check "100 passes over 64 KiB: the L2 (1 MiB) holds them: fewer than 100 L2 misses" \
 	test "$(field "$packed" 5 l2_misses)" -lt 100
+# QEMU runs it once per byte, and once more where it finds the count zero.
+check "rep movsb of 4096 bytes: at most 5 instructions, 4095 or 4096 repeats" \
+	test "$(field "$packed" 6 insns)" -le 5 -a "$(field "$packed" 6 rep_repeats)" -ge 4095 \
+	-a "$(field "$packed" 6 rep_repeats)" -le 4096
+# The refusals' own control: an argument that is fine runs.
+check "a valid parameter (l1i_ways=4) is taken" \
+	qemu-x86_64 -plugin "$plugin,l1i_ways=4" "$out/layout-16"
 echo "micro-case, modeled cycles per iteration: packed $(($(field "$packed" 3 cycles) / iterations)), spread $(($(field "$spread" 3 cycles) / iterations))"
 
 # refuses WHAT MESSAGE COMMAND...: COMMAND fails, and says MESSAGE.
 refuses() {
 	local what=$1 message=$2
 	shift 2
-	check "$what" bash -c '! "$@" >"$0" 2>&1 && grep -q "$1" "$0"' \
+	check "$what" bash -c 'log=$0 message=$1; shift; ! "$@" >"$log" 2>&1 && grep -q -- "$message" "$log"' \
 		"$out/refusal.log" "$message" "$@"
 }
 refuses "an unknown parameter is refused by name" "kpgo-model: unknown argument l1_size=1" \
@@ -77,6 +85,11 @@ refuses "a cache whose sets are not a power of two is refused" "kpgo-model: bad 
 	qemu-x86_64 -plugin "$plugin,l1i_ways=3" "$out/layout-16"
 refuses "a number that is not one is refused" "kpgo-model: l2_latency=x: not a number" \
 	qemu-x86_64 -plugin "$plugin,l2_latency=x" "$out/layout-16"
+refuses "a negative number is refused" "kpgo-model: l2_latency=-1: not a number" \
+	qemu-x86_64 -plugin "$plugin,l2_latency=-1" "$out/layout-16"
+refuses "a cache size that is not a multiple of 64 bytes is refused" \
+	"kpgo-model: cache sizes must be multiples of 64" \
+	qemu-x86_64 -plugin "$plugin,l1i_size=32800" "$out/layout-16"
 refuses "more than one vCPU is refused" "kpgo-model: models one core; run with -smp 1 (not 2)" \
 	qemu-system-x86_64 -machine pc,accel=tcg -display none -smp 2 -plugin "$plugin" -kernel /nonexistent
 "$llvm/clang" -static -O2 -Wall -Werror -pthread -o "$out/two-threads" "$here/two-threads.c"
@@ -98,12 +111,14 @@ status=0
 	--file "$out/syscalls" "$root/bench/guest/bench.guest.sh" || status=$?
 check "the model boot ran the benchmark (status $status)" test "$status" -eq 0
 ops=$out/kernel/results/model-ops
-check "6 benchmarks ran, each in its window" \
-	test "$(wc -l <"$ops" 2>/dev/null)/$(grep -c '^kpgo-model window=[0-5] ' "$out/kernel.plugin.log")" = 6/6
+check "6 benchmarks ran, each in its own window (ids 0 to 5)" \
+	test "$(wc -l <"$ops" 2>/dev/null)/$(sed -n 's/^kpgo-model window=\([0-5]\) .*/\1/p' \
+		"$out/kernel.plugin.log" | sort -u | tr -d '\n')" = 6/012345
 index=0
 while read -r name count ns; do
-	insns=$(field "$out/kernel.plugin.log" $index insns)
-	check "$name: the model's $insns instructions within 1% of -icount's $((ns / 4))" \
+	# -icount counts each repeat of a REP string instruction.
+	insns=$(($(field "$out/kernel.plugin.log" $index insns) + $(field "$out/kernel.plugin.log" $index rep_repeats)))
+	check "$name: the model's $insns instructions and repeats within 1% of -icount's $((ns / 4))" \
 		python3 -c "import sys; sys.exit(abs($insns / ($ns / 4) - 1) > 0.01)"
 	index=$((index + 1))
 done <"$ops"
