@@ -137,4 +137,22 @@ MUTANTS = [
           "\t\tif (stamps[w] < stamps[victim])\n",
           "\t\tif (0)\n")],
     ),
+    Mutant(
+        "model-ignores-unknown-arguments",
+        "the front-end model skips a parameter it does not know instead of refusing it",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t\t\tfprintf(stderr, \"kpgo-model: unknown argument %s\\n\", argv[i]);\n"
+          "\t\t\treturn -1;\n",
+          "\t\t\tcontinue;\n")],
+    ),
+    Mutant(
+        "model-rep-repeats-as-instructions",
+        "the front-end model counts every repeat of a REP string instruction as an "
+        "instruction, as QEMU runs them",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\tif (b->rep_first && previous && previous->branch_pc == b->start &&\n",
+          "\tif (0 && b->rep_first && previous && previous->branch_pc == b->start &&\n")],
+    ),
 ]
