@@ -14,7 +14,7 @@
 //!   and the safe wrappers of the C interfaces.
 //!
 //! It is built in, and set up by [`kpgo_init`] at `fs_initcall` time
-//! (`pgo/glue.c`): after debugfs, before most drivers, and before any
+//! (`glue.c`): after debugfs, before most drivers, and before any
 //! module can be loaded.
 
 use kernel::ffi::c_int;
@@ -26,7 +26,7 @@ mod runtime;
 /// The prefix of kpgo's log lines, `kpgo: `.
 const __LOG_PREFIX: &[u8] = b"kpgo\0";
 
-/// Sets kpgo up; called once, by `kpgo_initcall()` in `pgo/glue.c`.
+/// Sets kpgo up; called once, by `kpgo_initcall()` in `glue.c`.
 #[no_mangle]
 pub extern "C" fn kpgo_init() -> c_int {
     match runtime::init() {

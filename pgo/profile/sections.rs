@@ -217,9 +217,30 @@ pub enum ResetError {
 /// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
-// SAFETY: the addresses are shared read-only; the memory behind them is
-// only touched through atomics (counters, bitmap, value nodes and list
-// heads) or is never written after load (data records, names, notes).
+// SAFETY: `&ProfiledObject` gives no `&mut` to anything. Its own fields are
+// the section addresses, never changed after construction, and atomics.
+// Through the addresses, the memory it names is accessed as follows:
+// - Data records, names, notes and the version word are never written
+//   after load; every CPU reads the same bytes.
+// - Counters and bitmap bytes are also written by instrumented code, with
+//   plain loads and stores (a counter increment is a load, an add and a
+//   store: the kernel is built without -fprofile-update=atomic). In the
+//   kernel memory model, that code's accesses and ours race. The runtime
+//   makes its side of every race a marked access: it reads and writes a
+//   counter only as one naturally aligned `AtomicU64` (`AtomicU8` for a
+//   bitmap byte) with `Relaxed` ordering, the counterpart of READ_ONCE()
+//   and WRITE_ONCE(), never a `&`/`&mut` reference to it. On x86, the only
+//   architecture that selects ARCH_SUPPORTS_PGO_CLANG, an aligned access
+//   of at most 8 bytes is single-copy atomic, also when the other side is
+//   plain: a read returns some value that was stored, never a torn one,
+//   and a store by reset is whole. What the race can cost is an
+//   increment: one that straddles a reset is lost or survives it, and two
+//   CPUs incrementing one counter may lose one of the two. Both are counts
+//   being off by what was in flight, which Documentation/pgo.rst states;
+//   neither is undefined behaviour of this code, whose accesses are all
+//   atomic.
+// - Value nodes and value-site list heads are written only by the hooks
+//   and by reset, with atomic compare-and-exchange and stores.
 unsafe impl Sync for ProfiledObject {}
 // SAFETY: as for `Sync`; nothing in the object is tied to a thread.
 unsafe impl Send for ProfiledObject {}

@@ -5,7 +5,7 @@
 //! Every call from kpgo into C, and every callback C makes into kpgo
 //! (other than the hooks), is here: debugfs directories and files with
 //! their `file_operations` tables, the module notifier, a `struct module`
-//! and its PGO sections, and with `pgo/glue.c` the hooks' preemption-off
+//! and its PGO sections, and with `glue.c` the hooks' preemption-off
 //! sections, RCU read-side sections and deferred frees, the module area
 //! and the rate limit of the unload warning. The registry and the files
 //! are safe Rust on top of these.
@@ -257,7 +257,7 @@ fn read_command(
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
-// pgo/glue.c.
+// glue.c.
 extern "C" {
     fn kpgo_cond_resched();
 }
@@ -356,7 +356,7 @@ mod modules {
     use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
     use crate::runtime::objects::vmlinux_version_word;
 
-    // pgo/glue.c.
+    // glue.c.
     extern "C" {
         fn kpgo_hook_enter();
         fn kpgo_hook_exit();

@@ -13,7 +13,7 @@
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
 //!   `file_operations`, the module notifier, preemption and RCU sections,
-//!   deferred frees, a rate limit); with `pgo/glue.c`, the C side.
+//!   deferred frees, a rate limit); with `glue.c`, the C side.
 
 use kernel::prelude::*;
 

@@ -167,7 +167,12 @@ struct Table([AtomicPtr<Descriptor>; PAGES_PER_TABLE]);
 /// [`publish`] put there; a descriptor is freed only after a grace period
 /// that follows its [`withdraw`] from every page.
 #[cfg(CONFIG_MODULES)]
-static MAP: [AtomicPtr<Table>; TABLES] = [const { AtomicPtr::new(core::ptr::null_mut()) }; TABLES];
+struct ModuleMap([AtomicPtr<Table>; TABLES]);
+
+/// The one map, of the whole module area.
+#[cfg(CONFIG_MODULES)]
+// INVARIANT: every table null.
+static MAP: ModuleMap = ModuleMap([const { AtomicPtr::new(core::ptr::null_mut()) }; TABLES]);
 
 /// Tables allocated so far.
 #[cfg(CONFIG_MODULES)]
@@ -190,8 +195,8 @@ fn page(addr: usize) -> Option<usize> {
 #[inline(always)]
 fn slot(addr: usize) -> Option<&'static AtomicPtr<Descriptor>> {
     let page = page(addr)?;
-    let table = MAP[page / PAGES_PER_TABLE].load(Ordering::Acquire);
-    // SAFETY: a non-null table is never freed (the map's invariant).
+    let table = MAP.0[page / PAGES_PER_TABLE].load(Ordering::Acquire);
+    // SAFETY: a non-null table is never freed (`ModuleMap`'s invariant).
     let table = unsafe { table.as_ref() }?;
     Some(&table.0[page % PAGES_PER_TABLE])
 }
@@ -217,7 +222,7 @@ pub(crate) fn in_module_area(object: &ProfiledObject) -> bool {
 #[cfg(CONFIG_MODULES)]
 pub(crate) fn reserve(object: &ProfiledObject) -> Result {
     let (first, last) = pages_of(object).ok_or(EINVAL)?;
-    for table_slot in &MAP[first / PAGES_PER_TABLE..=last / PAGES_PER_TABLE] {
+    for table_slot in &MAP.0[first / PAGES_PER_TABLE..=last / PAGES_PER_TABLE] {
         if !table_slot.load(Ordering::Acquire).is_null() {
             continue;
         }
@@ -284,8 +289,8 @@ fn for_each_slot(object: &ProfiledObject, mut f: impl FnMut(&AtomicPtr<Descripto
         return;
     };
     for page in first..=last {
-        let table = MAP[page / PAGES_PER_TABLE].load(Ordering::Acquire);
-        // SAFETY: tables are never freed (the map's invariant).
+        let table = MAP.0[page / PAGES_PER_TABLE].load(Ordering::Acquire);
+        // SAFETY: tables are never freed (`ModuleMap`'s invariant).
         if let Some(table) = unsafe { table.as_ref() } {
             f(&table.0[page % PAGES_PER_TABLE]);
         }
@@ -305,7 +310,7 @@ pub(crate) fn record_module_target(record: usize, index: u32, value: u64) {
     let _section = HookSection::enter();
     // Loaded inside the section: a descriptor withdrawn before it began may
     // already be freed, one withdrawn after it is freed only after it ends
-    // (the map's invariant: a grace period after its withdrawal).
+    // (`ModuleMap`'s invariant: a grace period after its withdrawal).
     // SAFETY: the read-side section began before the load.
     if let Some(descriptor) = unsafe { slot.load(Ordering::Acquire).as_ref() } {
         descriptor.object.record_target(record, index, value);

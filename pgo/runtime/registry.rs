@@ -37,7 +37,7 @@
 //! grace period (`objects`).
 //!
 //! The module notifier is registered before any module can load (see
-//! `pgo/glue.c`), so every module comes through COMING.
+//! `glue.c`), so every module comes through COMING.
 //!
 //! # Locks
 //!
