@@ -40,12 +40,25 @@ else
 	echo "BASE=$KPGO_BASE: neither a kconfig target (…config) nor a file" >&2
 	exit 1
 fi
-KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
+# (scripts/setup installs it).  Another one (another 6.12.y: make
+# check-stable) has its own build folder, KPGO_BUILD/source-<name of the
+# tarball's folder>-<hash of its path>, with its own imported source.
+KPGO_DEFAULT_TARBALL=/usr/src/linux-source-6.12.tar.xz
+KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-$KPGO_DEFAULT_TARBALL}
+KPGO_SOURCE_DIR=$KPGO_ROOT/build
+if [[ $KPGO_LINUX_TARBALL != "$KPGO_DEFAULT_TARBALL" ]]; then
+	[[ -f $KPGO_LINUX_TARBALL ]] || { echo "KPGO_LINUX_TARBALL=$KPGO_LINUX_TARBALL: no such file" >&2; exit 1; }
+	KPGO_LINUX_TARBALL=$(realpath "$KPGO_LINUX_TARBALL")
+	KPGO_SOURCE_DIR=$KPGO_ROOT/build/source-$(basename "$(dirname "$KPGO_LINUX_TARBALL")" |
+		tr -c 'A-Za-z0-9._\n-' _)-$(printf %s "$KPGO_LINUX_TARBALL" | sha1sum | cut -c1-8)
+	KPGO_BUILD=$KPGO_SOURCE_DIR${KPGO_BUILD#"$KPGO_ROOT/build"}
+fi
 # The kernel source imported into git once (bare; its objects are shared by
 # every prepared tree): the base commit of the series in patches/.  The
 # import is deterministic (fixed identity and date), so the base-commit of
 # patches/ names the same commit on every machine with the same tarball.
-KPGO_BASE_REPO=$KPGO_ROOT/build/linux-base.git
+KPGO_BASE_REPO=$KPGO_SOURCE_DIR/linux-base.git
 KPGO_BASE_TAG=kpgo-base
 # A checkout of that commit that nothing builds in or patches: new trees
 # are hard-linked copies of it, so the 1.3 GB of sources are on disk once
@@ -53,7 +66,7 @@ KPGO_BASE_TAG=kpgo-base
 # step writes a source file in place: git (checkout, am, reset) and rsync
 # replace a file with a new one, the build writes only files the source
 # lacks.  kpgo_new_tree checks that the checkout is still the commit.
-KPGO_BASE_CHECKOUT=$KPGO_ROOT/build/linux-base.checkout
+KPGO_BASE_CHECKOUT=$KPGO_SOURCE_DIR/linux-base.checkout
 
 # TOOLCHAIN: the tools that build the kernel, chosen together: clang/LLVM
 # (clang, ld.lld, llvm-profdata...), rustc, rustdoc, the Rust library
@@ -174,6 +187,16 @@ kpgo_git() {
 		-c gc.auto=0 -c commit.gpgsign=false "$@"
 }
 
+# Where the tarball comes from, for the import's commit message: the
+# installed package's version for the default one.
+kpgo_tarball_origin() {
+	if [[ $KPGO_LINUX_TARBALL == "$KPGO_DEFAULT_TARBALL" ]]; then
+		echo "Debian $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)"
+	else
+		echo "$KPGO_LINUX_TARBALL"
+	fi
+}
+
 # Imports the kernel tarball into $KPGO_BASE_REPO (bare), once: one commit,
 # tagged $KPGO_BASE_TAG, with the identity above and the date of the
 # tarball's top Makefile, so that the commit id depends on the tarball only.
@@ -201,7 +224,7 @@ kpgo_ensure_base_repo() {
 		GIT_AUTHOR_DATE="$(stat -c %Y "$tmp/tree/Makefile") +0000" \
 			GIT_COMMITTER_DATE="$(stat -c %Y "$tmp/tree/Makefile") +0000" \
 			kpgo_git --git-dir="$tmp/git" --work-tree="$tmp/tree" commit -q \
-			-m "Linux $version ($(basename "$KPGO_LINUX_TARBALL"), Debian $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown))"
+			-m "Linux $version ($(basename "$KPGO_LINUX_TARBALL"), $(kpgo_tarball_origin))"
 		kpgo_git --git-dir="$tmp/git" tag "$KPGO_BASE_TAG"
 		mv "$tmp/git" "$KPGO_BASE_REPO"
 		rm -rf "$tmp"
@@ -279,20 +302,29 @@ kpgo_series_copies() {
 # its dot files: .cmd, .d).
 kpgo_build_output_suffixes=(o a ko mod mod.c order symvers rmeta rlib s ll i lst)
 kpgo_sync_project() {
-	local src dest suffix protect=(-f 'P .*')
+	local src dest other suffix protect=(-f 'P .*') copies=() inner
 	for suffix in "${kpgo_build_output_suffixes[@]}"; do
 		protect+=(-f "P *.$suffix")
 	done
-	while read -r src dest; do
+	mapfile -t copies < <(kpgo_series_copies)
+	for copy in "${copies[@]}"; do
+		read -r src dest <<<"$copy"
 		mkdir -p "$(dirname "$KPGO_TREE/$dest")"
 		if [[ -d $KPGO_ROOT/$src ]]; then
-			rsync -rlpc --delete --out-format='%n' "${protect[@]}" \
+			# The other copies that land inside this folder (kernel/pgo/'s
+			# Kconfig and Makefile) are not this folder's to delete.
+			inner=()
+			for other in "${copies[@]}"; do
+				other=${other#* }
+				[[ $other == "$dest"/* ]] && inner+=(-f "P /${other#"$dest"/}")
+			done
+			rsync -rlpc --delete --out-format='%n' "${protect[@]}" "${inner[@]}" \
 				"$KPGO_ROOT/$src/" "$KPGO_TREE/$dest/" | sed "s|^|$dest/|;/\/$/d"
 		elif ! cmp -s "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"; then
 			cp --remove-destination "$KPGO_ROOT/$src" "$KPGO_TREE/$dest"
 			echo "$dest"
 		fi
-	done < <(kpgo_series_copies)
+	done
 }
 
 # Removes the sources that kpgo_sync_project copied into the tree and git

@@ -126,6 +126,21 @@ check-optimized:
 check-bisect:
 	$(KPGO_REPO)/tests/kernel/bisect.sh
 
+# The kernel's own tests (KUnit suites and the kernel crate's doctests) on
+# an instrumented kernel, the kernel optimized with that run's profile and
+# a baseline, in build/kunit/: three kernel builds, about 25 minutes on 2
+# cores, so not part of make check.
+.PHONY: check-kunit
+check-kunit:
+	$(KPGO_REPO)/tests/kernel/kunit.sh
+
+# The series on every 6.12.y the archive offers (git am, the test kernel
+# built), and the oldest one's profile applied to the newest
+# (build/stable.md): about an hour on 2 cores, so not part of make check.
+.PHONY: check-stable
+check-stable:
+	$(KPGO_REPO)/tests/kernel/stable.sh
+
 # tests/kernel/scale.sh with 10,000 load/unload cycles (make check runs
 # 2,000): kpgo's memory must not grow with them either.
 .PHONY: check-scale-long

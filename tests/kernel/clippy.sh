@@ -17,12 +17,12 @@ source "$here/lib.sh"
 
 mkdir -p "$(dirname "$log")"
 # Linted only when compiled: the crate root is touched (in the tree).
-touch "$root/build/linux/kernel/pgo/pgo/kpgo.rs"
+touch "$root/build/linux/kernel/pgo/kpgo.rs"
 status=0
 "$root/scripts/kmake" CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver kernel/pgo/ >"$log" 2>&1 || status=$?
 check "kernel/pgo/ builds under clippy-driver (status $status; $log)" test "$status" -eq 0
 # Lines that start with the word (rustc, clippy) or carry it after a file
-# name (objtool: "kernel/pgo/pgo/kpgo.o: warning: objtool: ...").
+# name (objtool: "kernel/pgo/kpgo.o: warning: objtool: ...").
 warnings='^(warning|error)|^[^ ]*: (warning|error):'
 check "clippy, rustc and objtool: no warning or error in kernel/pgo/ ($(grep -cE "$warnings" "$log"))" \
 	bash -c "test -s '$log' && ! grep -qE '$warnings' '$log'"

@@ -53,7 +53,7 @@ status=0
 "$root/scripts/kmake" kernel/pgo/ >"$out/no-modules-build.log" 2>&1 || status=$?
 grep -E "^error|error:" "$out/no-modules-build.log" | head -5 || true
 check "PGO_CLANG=y with MODULES=n: kernel/pgo/ builds (status $status)" test "$status" -eq 0
-check "... and it is kpgo that was built (kernel/pgo/pgo/kpgo.o)" \
-	test -s "$KPGO_TREE/kernel/pgo/pgo/kpgo.o" -a "$KPGO_TREE/kernel/pgo/pgo/kpgo.o" -nt "$out/no-modules.config"
+check "... and it is kpgo that was built (kernel/pgo/kpgo.o)" \
+	test -s "$KPGO_TREE/kernel/pgo/kpgo.o" -a "$KPGO_TREE/kernel/pgo/kpgo.o" -nt "$out/no-modules.config"
 echo "kconfig: $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"
 summary kconfig

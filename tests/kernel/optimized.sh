@@ -53,6 +53,8 @@ check "the profile is named by its content's hash in the flags (a new profile re
 	"$tree/kernel/.fork.o.cmd"
 check "WERROR-proof: profile diagnostics are demoted (-Wno-error=backend-plugin)" \
 	grep -q -- "-Wno-error=backend-plugin" "$tree/kernel/.fork.o.cmd"
+check "... and every demoted -Wbackend-plugin warning was one of the profile's" \
+	grep -qx "other_backend_plugin=0" "$counts"
 
 # A profile from another build (a host program's) is named as such.
 foreign=$out_root/check-foreign

@@ -76,6 +76,16 @@ check "one open file gives the same bytes read 1 byte at a time and in bulk" \
 	cmp "$r/bytewise.profraw" "$r/bulk.profraw"
 check "the snapshot is a whole profile" test "$(stat -c %s "$r/bytewise.profraw")" -gt 100000
 
+# IBT (scripts/kpgo.config): the __noendbr functions are instrumented
+# like any other (objtool skips __llvm_prf_data instead: patch 4), and
+# objtool's IBT validation of the instrumented vmlinux.o is clean.
+check "a __noendbr function is in the profile (ibt_save, cet_disable)" \
+	bash -c "'$profdata' show --all-functions '$r/boot.profraw' | grep -q '^  ibt_save:' &&
+		'$profdata' show --all-functions '$r/boot.profraw' | grep -q '^  cet_disable:'"
+"$tree/tools/objtool/objtool" --ibt --dry-run "$tree/vmlinux.o" >"$out/objtool-ibt.log" 2>&1 || true
+check "objtool --ibt on vmlinux.o: no data relocation to !ENDBR ($(grep -c '!ENDBR' "$out/objtool-ibt.log") found)" \
+	bash -c "test -s '$tree/vmlinux.o' && ! grep -q '!ENDBR' '$out/objtool-ibt.log'"
+
 # Indirect-call targets: resolved to names, and those are kernel functions.
 "$profdata" show --all-functions --ic-targets "$r/after-getpid.profraw" |
 	sed -n 's/^[[:space:]]*\[ *[0-9]*, \([^,]*\), .*/\1/p' | sort -u >"$out/ic-targets"
