@@ -42,8 +42,9 @@ else
 fi
 # KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
 # (scripts/setup installs it).  Another one (another 6.12.y: make
-# check-stable) has its own build folder, KPGO_BUILD/source-<name of the
-# tarball's folder>-<hash of its path>, with its own imported source.
+# check-stable) has a build folder of its own, build/source-<name of the
+# tarball's folder>-<hash of its path>, which holds its imported source and
+# the folders of each base and toolchain (build/source-.../defconfig/...).
 KPGO_DEFAULT_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-$KPGO_DEFAULT_TARBALL}
 KPGO_SOURCE_DIR=$KPGO_ROOT/build
@@ -193,7 +194,8 @@ kpgo_tarball_origin() {
 	if [[ $KPGO_LINUX_TARBALL == "$KPGO_DEFAULT_TARBALL" ]]; then
 		echo "Debian $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)"
 	else
-		echo "$KPGO_LINUX_TARBALL"
+		# Not the path: the import's commit id must not depend on it.
+		basename "$(dirname "$KPGO_LINUX_TARBALL")"
 	fi
 }
 
@@ -302,7 +304,7 @@ kpgo_series_copies() {
 # its dot files: .cmd, .d).
 kpgo_build_output_suffixes=(o a ko mod mod.c order symvers rmeta rlib s ll i lst)
 kpgo_sync_project() {
-	local src dest other suffix protect=(-f 'P .*') copies=() inner
+	local src dest other suffix protect=(-f 'P .*') copies=() copy inner
 	for suffix in "${kpgo_build_output_suffixes[@]}"; do
 		protect+=(-f "P *.$suffix")
 	done

@@ -218,29 +218,33 @@ pub enum ResetError {
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
 // SAFETY: `&ProfiledObject` gives no `&mut` to anything. Its own fields are
-// the section addresses, never changed after construction, and atomics.
-// Through the addresses, the memory it names is accessed as follows:
-// - Data records, names, notes and the version word are never written
-//   after load; every CPU reads the same bytes.
+// the section addresses, set once by `new`, and atomics. The memory behind
+// the addresses, in the kernel memory model's terms (LKMM, which kernel
+// Rust follows):
+// - Data records, names, notes and the version word are only read after
+//   load.
 // - Counters and bitmap bytes are also written by instrumented code, with
-//   plain loads and stores (a counter increment is a load, an add and a
-//   store: the kernel is built without -fprofile-update=atomic). In the
-//   kernel memory model, that code's accesses and ours race. The runtime
-//   makes its side of every race a marked access: it reads and writes a
-//   counter only as one naturally aligned `AtomicU64` (`AtomicU8` for a
-//   bitmap byte) with `Relaxed` ordering, the counterpart of READ_ONCE()
-//   and WRITE_ONCE(), never a `&`/`&mut` reference to it. On x86, the only
-//   architecture that selects ARCH_SUPPORTS_PGO_CLANG, an aligned access
-//   of at most 8 bytes is single-copy atomic, also when the other side is
-//   plain: a read returns some value that was stored, never a torn one,
-//   and a store by reset is whole. What the race can cost is an
-//   increment: one that straddles a reset is lost or survives it, and two
-//   CPUs incrementing one counter may lose one of the two. Both are counts
-//   being off by what was in flight, which Documentation/pgo.rst states;
-//   neither is undefined behaviour of this code, whose accesses are all
-//   atomic.
-// - Value nodes and value-site list heads are written only by the hooks
-//   and by reset, with atomic compare-and-exchange and stores.
+//   the plain read-modify-write the compiler emits (the kernel is built
+//   without -fprofile-update=atomic), on any CPU and in any context. The
+//   runtime's own accesses to them are all marked: `Relaxed` atomic loads
+//   and stores, the counterparts of READ_ONCE() and WRITE_ONCE(), never a
+//   reference. They are naturally aligned 8-byte words where the range
+//   allows and single bytes elsewhere (`fill_live`, `put_live`), 8-byte
+//   counters or single bytes in merges (`saved`). Only the instrumented
+//   side of a race is plain, and it is not ours to mark. On x86-64, the
+//   only architecture that selects ARCH_SUPPORTS_PGO_CLANG, an aligned
+//   access of up to 8 bytes is single-copy atomic whatever the other
+//   side's size, so each byte read is one that was stored and each store
+//   is whole. What a race costs is counts, never memory safety: an
+//   increment that straddles a reset's store brings the counter back to
+//   its pre-reset value plus one (Documentation/pgo.rst, "What a reset
+//   promises while code runs").
+// - Value nodes and value-site list heads are written by the hooks with
+//   atomic compare-and-exchange and stores; a reset writes only the pool's
+//   baselines. Merges write a saved object's nodes, heads and counters,
+//   which no instrumented code writes, under its entry's writer lock; a
+//   reader that raced with one sees the entry's change count move and
+//   reads again.
 unsafe impl Sync for ProfiledObject {}
 // SAFETY: as for `Sync`; nothing in the object is tied to a thread.
 unsafe impl Send for ProfiledObject {}
@@ -257,6 +261,7 @@ impl ProfiledObject {
 
     /// A descriptor of `sections`; reads nothing.
     const fn describe(sections: Sections, version_word: *const u64) -> Self {
+        // INVARIANT: `hook_records` is 0 until `check_hook_version`.
         Self {
             pool: NodePool::new(sections.vnodes),
             sections,
@@ -355,7 +360,9 @@ impl ProfiledObject {
     pub(crate) fn check_hook_version(&self) {
         if let Ok(version) = self.version() {
             let accepted = HookRecords::new(version.layout(), self.num_records(&version));
-            // Racing first calls store the same word.
+            // INVARIANT: the count of the word's layout in that layout's
+            // half, 0 in the other; racing first calls store the same word,
+            // and the compiler's word never changes.
             self.hook_records.store(accepted.0, Ordering::Relaxed);
         }
         self.hook_checked.store(true, Ordering::Release);

@@ -59,7 +59,8 @@ impl Dir {
         // SAFETY: `name` is NUL-terminated; a null parent is debugfs's
         // root.
         let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), ptr::null_mut()) };
-        // INVARIANT: an error pointer is turned into its error here.
+        // INVARIANT: an error pointer is turned into its error here; the
+        // directory is removed only by `Drop`.
         Ok(Self(from_err_ptr(dentry)?))
     }
 

@@ -170,8 +170,8 @@ struct Table([AtomicPtr<Descriptor>; PAGES_PER_TABLE]);
 struct ModuleMap([AtomicPtr<Table>; TABLES]);
 
 /// The one map, of the whole module area.
-#[cfg(CONFIG_MODULES)]
 // INVARIANT: every table null.
+#[cfg(CONFIG_MODULES)]
 static MAP: ModuleMap = ModuleMap([const { AtomicPtr::new(core::ptr::null_mut()) }; TABLES]);
 
 /// Tables allocated so far.
@@ -250,12 +250,18 @@ pub(crate) fn reserve(object: &ProfiledObject) -> Result {
 
 /// Publishes `descriptor` to the hooks on every page of its data records.
 /// [`reserve`] made its tables.
+///
+/// # Safety
+///
+/// `descriptor` is freed only by [`retire`], after it was withdrawn
+/// ([`withdraw`]); its data records lie in pages of a loaded module that
+/// no other published descriptor shares.
 #[cfg(CONFIG_MODULES)]
-pub(crate) fn publish(descriptor: &'static Descriptor) {
+pub(crate) unsafe fn publish(descriptor: &'static Descriptor) {
     for_each_slot(&descriptor.object, |slot| {
-        // INVARIANT: the page is the module's alone (see the module
-        // documentation), so it was null; `descriptor` lives until a grace
-        // period after `withdraw`.
+        // INVARIANT: the page is the module's alone (the caller's
+        // contract), so it was null; `descriptor` lives until a grace
+        // period after `withdraw` (the caller's contract).
         slot.store(
             descriptor as *const Descriptor as *mut Descriptor,
             Ordering::Release,
@@ -268,6 +274,8 @@ pub(crate) fn publish(descriptor: &'static Descriptor) {
 #[cfg(CONFIG_MODULES)]
 pub(crate) fn withdraw(descriptor: &Descriptor) {
     for_each_slot(&descriptor.object, |slot| {
+        // INVARIANT: the slot goes back to null only if it holds
+        // `descriptor`: another module's stays.
         let _ = slot.compare_exchange(
             descriptor as *const Descriptor as *mut Descriptor,
             core::ptr::null_mut(),
@@ -278,8 +286,13 @@ pub(crate) fn withdraw(descriptor: &Descriptor) {
 }
 
 /// Frees a withdrawn descriptor once no hook or reader can hold it.
+///
+/// # Safety
+///
+/// `descriptor` was withdrawn ([`withdraw`]) from every page it was
+/// published on, and nothing that begins from now on can reach it.
 #[cfg(CONFIG_MODULES)]
-pub(crate) fn retire(descriptor: KBox<Descriptor>) {
+pub(crate) unsafe fn retire(descriptor: KBox<Descriptor>) {
     free_after_grace_period(descriptor);
 }
 

@@ -723,7 +723,11 @@ impl Entry {
             descriptor as *const Descriptor as *mut Descriptor,
             Ordering::Release,
         );
-        objects::publish(descriptor);
+        // SAFETY: `descriptor` is freed only by `withdraw` below, through
+        // `objects::retire` after `objects::withdraw`; its records are in
+        // its module's pages, which `register` checked lie in the module
+        // area, and a loaded module's pages are its own.
+        unsafe { objects::publish(descriptor) };
         MODULES_LIVE.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -754,9 +758,10 @@ impl Entry {
         drop(change);
         drop(writer);
         MODULES_LIVE.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: leaked by `publish`; no longer reachable from the entry
-        // or the map by anything that begins from now on.
-        objects::retire(unsafe { KBox::from_raw(live) });
+        // SAFETY: leaked by `publish`; withdrawn from the map above and
+        // from the entry under `writer`, so no longer reachable by anything
+        // that begins from now on.
+        unsafe { objects::retire(KBox::from_raw(live)) };
         match kept {
             Ok(()) => {
                 self.kept_unloads.fetch_add(1, Ordering::Relaxed);

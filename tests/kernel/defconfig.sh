@@ -48,9 +48,10 @@ check "no warning that the build without PGO lacks ($(wc -l <"$build/warnings-ne
 # The optimized build too, but for the profile diagnostics (counted below;
 # by their words, since other -Wbackend-plugin warnings must still count):
 # objtool's IBT check once warned 2503 times there (patch 3).
-warnings "$bench/optimized.log" |
-	grep -vE -- ': (function control flow change detected \(hash mismatch\)|no profile data available for function).*\[-Wbackend-plugin\]' \
-		>"$build/warnings-optimized.txt"
+# shellcheck source=../../scripts/profile-warnings.sh
+source "$root/scripts/profile-warnings.sh"
+warnings "$bench/optimized.log" | grep -vE "$kpgo_profile_warnings" \
+	>"$build/warnings-optimized.txt" || true
 comm -23 "$build/warnings-optimized.txt" "$build/warnings-baseline.txt" >"$build/warnings-optimized-new.txt"
 check "the optimized build: no warning but profile diagnostics that the baseline lacks ($(wc -l <"$build/warnings-optimized-new.txt") new)" \
 	test ! -s "$build/warnings-optimized-new.txt"

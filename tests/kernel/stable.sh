@@ -12,7 +12,9 @@
 #   - the main job on the newest one (the default tarball, 6.12.117 here)
 #     applies that stale profile next to its own (VARIANTS=stale): the
 #     out-of-date and missing counts of both, and the benchmark of the stale
-#     profile's kernel against the fresh one's, are in build/stable.md.
+#     profile's kernel against the fresh one's, are in build/stable.md
+#     (for the installed version that main job is the one of build/: its
+#     report then has the optimized-stale kernel too).
 # Many kernel builds (about an hour on 2 cores), so not part of make check.
 #
 # Usage: tests/kernel/stable.sh
@@ -33,6 +35,8 @@ else
 		sort -u | sort -V)
 fi
 check "the archive offers several 6.12.y (${versions[*]:-none})" test "${#versions[@]}" -ge 2
+((${#versions[@]})) || { summary stable; exit; }
+npatches=$(find "$root/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | wc -l)
 default_version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 
 # The tarball of VERSION: the installed one for the installed version.
@@ -66,9 +70,13 @@ for version in "${versions[@]}"; do
 	log=$root/build/stable-$version.log
 	status=0 started=$SECONDS
 	KPGO_LINUX_TARBALL=$file make -s -C "$root" kernel >"$log" 2>&1 || status=$?
+	# Every patch of the series is in the tree's record of what git am
+	# applied (prepare-kernel's .kpgo/applied).
+	applied=$(wc -l <"$(KPGO_LINUX_TARBALL=$file "$root/scripts/base-dir")/linux/.kpgo/applied" 2>/dev/null) ||
+		applied=0
 	applies=yes
-	grep -q "does not apply to" "$log" && applies="no ($(sed -n 's/.*error: \(.*\) does not apply to.*/\1/p' "$log"))"
-	check "$version: the series applies with git am" test "$applies" = yes
+	((applied == npatches)) || applies="no ($applied of $npatches; $(sed -n 's/.*error: \(.*\) does not apply to.*/\1/p' "$log"))"
+	check "$version: the series applies with git am ($applied of $npatches patches)" test "$applies" = yes
 	check "$version: the test kernel builds (status $status; $log)" test "$status" -eq 0
 	echo "| $version | $applies | $( ((status == 0)) && echo yes || echo "no (status $status)") | $((SECONDS - started)) |" >>"$report"
 done
@@ -77,6 +85,10 @@ done
 oldest=${versions[0]} newest=${versions[${#versions[@]} - 1]}
 oldest_file=$(tarball "$oldest") || oldest_file=
 newest_file=$(tarball "$newest") || newest_file=
+# (An empty KPGO_LINUX_TARBALL would be the installed source.)
+check "the oldest and the newest sources are there ($oldest, $newest)" \
+	test -n "$oldest_file" -a -n "$newest_file" -a "$oldest" != "$newest"
+[[ -n $oldest_file && -n $newest_file && $oldest != "$newest" ]] || { summary stable; exit; }
 oldest_build=$(KPGO_LINUX_TARBALL=$oldest_file "$root/scripts/base-dir")
 newest_build=$(KPGO_LINUX_TARBALL=$newest_file "$root/scripts/base-dir")
 status=0
@@ -90,13 +102,13 @@ KPGO_LINUX_TARBALL=$newest_file VARIANTS=stale STALE_PROFILE=$stale ROUNDS=${ROU
 	MODEL_ROUNDS=${MODEL_ROUNDS:-1} "$root/scripts/profile-kernel" >"$root/build/stable-main.log" 2>&1 ||
 	status=$?
 check "$newest: the main job with the stale profile beside its own (status $status)" test "$status" -eq 0
-count() { sed -n "s/^$1=//p" "$newest_build/bench/$2/pgo-profile-diagnostics.txt" 2>/dev/null; }
+count() { sed -n "s/^$1=//p" "$newest_build/bench/$2/pgo-profile-diagnostics.txt" 2>/dev/null || true; }
 for kernel in optimized optimized-stale; do
 	check "$kernel: its profile diagnostics were counted" \
 		test -n "$(count out_of_date "$kernel")"
 done
-ratio=$(awk '$1 == "optimized-stale" && $2 == "/" && $3 == "optimized" { print $NF }' \
-	"$newest_build/benchmark.txt" 2>/dev/null | head -1)
+ratio=$(awk '$1 == "optimized-stale" && $2 == "/" && $3 == "optimized" { print $NF; exit }' \
+	"$newest_build/benchmark.txt" 2>/dev/null) || ratio=
 check "the benchmark compares the stale profile's kernel with the fresh one's (${ratio:-none})" \
 	test -n "$ratio"
 {

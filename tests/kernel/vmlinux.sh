@@ -82,9 +82,15 @@ check "the snapshot is a whole profile" test "$(stat -c %s "$r/bytewise.profraw"
 check "a __noendbr function is in the profile (ibt_save, cet_disable)" \
 	bash -c "'$profdata' show --all-functions '$r/boot.profraw' | grep -q '^  ibt_save:' &&
 		'$profdata' show --all-functions '$r/boot.profraw' | grep -q '^  cet_disable:'"
-"$tree/tools/objtool/objtool" --ibt --dry-run "$tree/vmlinux.o" >"$out/objtool-ibt.log" 2>&1 || true
-check "objtool --ibt on vmlinux.o: no data relocation to !ENDBR ($(grep -c '!ENDBR' "$out/objtool-ibt.log") found)" \
-	bash -c "test -s '$tree/vmlinux.o' && ! grep -q '!ENDBR' '$out/objtool-ibt.log'"
+# (The seal sections it made at build time are there already, so objtool
+# says it skips making them; the validation runs before that.  Without
+# patch 4, 6.12's objtool reports ibt_save, ibt_restore and cet_disable.)
+status=0
+"$tree/tools/objtool/objtool" --ibt --link --dry-run "$tree/vmlinux.o" >"$out/objtool-ibt.log" 2>&1 ||
+	status=$?
+check "objtool --ibt on vmlinux.o ran (status $status): no data relocation to !ENDBR ($(grep -c '!ENDBR' "$out/objtool-ibt.log") found)" \
+	bash -c "test -s '$tree/vmlinux.o' -a $status -eq 0 && grep -q 'already has .ibt_endbr_seal' '$out/objtool-ibt.log' &&
+		! grep -q '!ENDBR' '$out/objtool-ibt.log'"
 
 # Indirect-call targets: resolved to names, and those are kernel functions.
 "$profdata" show --all-functions --ic-targets "$r/after-getpid.profraw" |
