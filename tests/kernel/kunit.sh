@@ -27,6 +27,14 @@ source "$here/lib.sh"
 export BASE=tinyconfig
 mkdir -p "$out"
 
+# The cases that fail on 6.12 with clang 19 whatever the kernel, baseline
+# included: the test's expectation, not the code (fixed in 6.15).  A
+# failure that is not in this list fails the check, and so does one of
+# these that stops failing (the list is then out of date).
+#   overflow DEFINE_FLEX_test: __builtin_dynamic_object_size() of a
+#   __counted_by struct whose counter is 0 (ClangBuiltLinux issue 2074)
+known_failures='overflow DEFINE_FLEX_test'
+
 # The suites the configuration asks for: each must be there, on each kernel.
 expected=(bitfields bits-test checksum cpumask hash hashtable hlist klist
 	lib_sort list-kunit-test memcpy overflow rust_doctests_kernel siphash
@@ -70,14 +78,15 @@ run() {
 	check_console "$name: a clean console (no BUG, oops, WARNING, lockdep or KASAN report)" \
 		"$out/qemu-$name/console.log"
 	python3 "$here/kunit_results.py" "$r" >"$out/$name.table" 2>/dev/null || true
-	local suite missing=() failing=()
+	python3 "$here/kunit_results.py" --failed "$r" >"$out/$name.failed" 2>/dev/null || true
+	local suite missing=()
 	for suite in "${expected[@]}"; do
-		grep -q "^$suite ok " "$out/$name.table" || {
-			grep -q "^$suite " "$out/$name.table" && failing+=("$suite") || missing+=("$suite")
-		}
+		grep -q "^$suite " "$out/$name.table" || missing+=("$suite")
 	done
 	check "$name: every suite ran (missing: ${missing[*]:-none})" test "${#missing[@]}" -eq 0
-	check "$name: every suite passed (failing: ${failing[*]:-none})" test "${#failing[@]}" -eq 0
+	check "$name: every case passed but the known failures (failed: $(paste -sd, "$out/$name.failed"))" \
+		test "$(cat "$out/$name.failed")" = "$known_failures"
+	check "$name: test_bitmap passed (console)" grep -q '^test_bitmap ok ' "$out/$name.table"
 	awk -v k="$name" '{ split($3, c, "="); n += c[2]; split($5, f, "="); bad += f[2] }
 		END { printf "kunit: %s: %d suites, %d cases, %d failed\n", k, NR, n, bad }' \
 		"$out/$name.table" || true

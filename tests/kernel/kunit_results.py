@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The KUnit results one kernel's guest brought back, as one table.
 
-Usage: kunit_results.py RESULTS_DIR >TABLE
+Usage: kunit_results.py [--failed] RESULTS_DIR >TABLE
+
+With --failed, the failed cases instead, one "<suite> <case>" per line.
 
 RESULTS_DIR is tests/kernel/kunit.guest.sh's results: kunit/<suite> (the
 KTAP of /sys/kernel/debug/kunit/<suite>/results) and test_bitmap (its
@@ -23,35 +25,43 @@ import sys
 RESULT = re.compile(r"^(\s*)(ok|not ok) (\d+) (\S.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$")
 
 
+def parse(text):
+    """(the suite's own (status, directive), its leaf cases as (status,
+    directive, name)) of one suite's KTAP; None for the first when the
+    suite printed no result."""
+    parsed = []
+    for line in text.splitlines():
+        m = RESULT.match(line.rstrip("\n"))
+        if m:
+            parsed.append((len(m.group(1).expandtabs(8)), m.group(2), m.group(5), m.group(4)))
+    if not parsed:
+        return None, []
+    # The suite's own line is the least indented one, last.  A result line
+    # is a leaf when the line before it is not a deeper result (subtests
+    # print before their parent's line).
+    top = min(p[0] for p in parsed)
+    own = [p for p in parsed if p[0] == top][-1]
+    leaves = [(status, directive, name) for i, (indent, status, directive, name) in enumerate(parsed)
+              if indent != top and not (i > 0 and parsed[i - 1][0] > indent)]
+    return (own[1], own[2]), leaves
+
+
+def failed_cases(text):
+    """The names of the failed leaf cases of one suite's KTAP."""
+    return [name for status, directive, name in parse(text)[1]
+            if status == "not ok" and directive != "SKIP"]
+
+
 def suite_table(text):
     """(result, cases, passed, failed, skipped) of one suite's KTAP."""
-    lines = [line.rstrip("\n") for line in text.splitlines()]
-    parsed = []
-    for line in lines:
-        m = RESULT.match(line)
-        if m:
-            parsed.append((len(m.group(1).expandtabs(8)), m.group(2), m.group(5)))
-    if not parsed:
+    own, leaves = parse(text)
+    if own is None:
         return ("missing", 0, 0, 0, 0)
-    # The suite's own line is the least indented one, last.
-    top = min(indent for indent, _, _ in parsed)
-    own = [p for p in parsed if p[0] == top][-1]
-    result = "skip" if own[2] == "SKIP" else own[1].replace(" ", "-")
-    cases = passed = failed = skipped = 0
-    # A result line is a leaf when the line before it is not a deeper
-    # result (subtests print before their parent's line).
-    for i, (indent, status, directive) in enumerate(parsed):
-        if indent == top:
-            continue
-        if i > 0 and parsed[i - 1][0] > indent:
-            continue  # a parent: its children were counted
-        cases += 1
-        if directive == "SKIP":
-            skipped += 1
-        elif status == "ok":
-            passed += 1
-        else:
-            failed += 1
+    result = "skip" if own[1] == "SKIP" else own[0].replace(" ", "-")
+    skipped = sum(1 for _, directive, _ in leaves if directive == "SKIP")
+    passed = sum(1 for status, directive, _ in leaves if status == "ok" and directive != "SKIP")
+    failed = len(leaves) - skipped - passed
+    cases = len(leaves)
     # debugfs prints the suite's line without a SKIP directive even when
     # every case was skipped: such a suite did not pass.
     if result == "ok" and cases and skipped == cases:
@@ -77,11 +87,21 @@ def bitmap_table(path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    failed = args[:1] == ["--failed"]
+    if failed:
+        args = args[1:]
+    if len(args) != 1:
         sys.exit(__doc__)
-    results = sys.argv[1]
+    results = args[0]
     rows = {}
     kunit = os.path.join(results, "kunit")
+    if failed:
+        for name in sorted(os.listdir(kunit)) if os.path.isdir(kunit) else []:
+            with open(os.path.join(kunit, name), encoding="utf-8", errors="replace") as f:
+                for case in failed_cases(f.read()):
+                    print(name, case)
+        return
     if os.path.isdir(kunit):
         for name in os.listdir(kunit):
             with open(os.path.join(kunit, name), encoding="utf-8", errors="replace") as f:
