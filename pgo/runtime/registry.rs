@@ -723,10 +723,10 @@ impl Entry {
             descriptor as *const Descriptor as *mut Descriptor,
             Ordering::Release,
         );
-        // SAFETY: `descriptor` is freed only by `withdraw` below, through
-        // `objects::retire` after `objects::withdraw`; its records are in
-        // its module's pages, which `register` checked lie in the module
-        // area, and a loaded module's pages are its own.
+        // Its records lie in its module's pages (`register` checked the
+        // module area), and only `withdraw` below frees it, after
+        // `objects::withdraw`.
+        // SAFETY: as just said, `publish`'s contract.
         unsafe { objects::publish(descriptor) };
         MODULES_LIVE.fetch_add(1, Ordering::Relaxed);
         true
@@ -758,9 +758,9 @@ impl Entry {
         drop(change);
         drop(writer);
         MODULES_LIVE.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: leaked by `publish`; withdrawn from the map above and
-        // from the entry under `writer`, so no longer reachable by anything
-        // that begins from now on.
+        // Leaked by `publish`, withdrawn from the map above and from the
+        // entry under `writer`: nothing that begins from now on reaches it.
+        // SAFETY: as just said, `retire`'s contract and `from_raw`'s.
         unsafe { objects::retire(KBox::from_raw(live)) };
         match kept {
             Ok(()) => {
