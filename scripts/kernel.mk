@@ -60,8 +60,7 @@ KPGO_PRODUCTION_FRAGMENTS := $(if $(PRODUCTION_CONFIG),--fragment $(abspath $(PR
 
 # Each target prepares its tree (quick when up to date) and configures it
 # when the configuration's inputs changed (configure-kernel --if-changed).
-kpgo_prepared = KPGO_TREE=$(1) $(KPGO_REPO)/scripts/prepare-kernel && \
-	KPGO_TREE=$(1) $(KPGO_REPO)/scripts/configure-kernel --if-changed $(2)
+kpgo_prepared = KPGO_TREE=$(1) $(KPGO_REPO)/scripts/prepare-kernel --configure $(2)
 
 kernel:
 	$(call kpgo_prepared,$(KPGO_KERNEL_TREE),$(KPGO_TEST_FRAGMENTS))

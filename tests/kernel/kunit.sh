@@ -57,9 +57,8 @@ build() {
 	fi
 	local started=$SECONDS
 	{
-		KPGO_TREE=$tree "$root/scripts/prepare-kernel" &&
-			KPGO_TREE=$tree "$root/scripts/configure-kernel" --if-changed "${args[@]}" \
-				--fragment "$fragment" &&
+		KPGO_TREE=$tree "$root/scripts/prepare-kernel" --configure "${args[@]}" \
+			--fragment "$fragment" &&
 			KPGO_TREE=$tree "${cmd[@]}"
 	} >"$out/$name.log" 2>&1 || status=$?
 	echo "kunit: $name kernel built in $((SECONDS - started)) s (status $status)"

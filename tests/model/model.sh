@@ -103,12 +103,8 @@ refuses "without the plugin header, model-plugin says to run scripts/setup" \
 # The benchmark's windows on the test kernel, against -icount.
 "$llvm/clang" -static -O2 -Wall -Werror -o "$out/syscalls" "$root/bench/guest/syscalls.c"
 status=0
-"$root/scripts/qemu-run" --kernel "$tree/arch/x86/boot/bzImage" --timeout 600 \
-	--qemu-arg -icount --qemu-arg shift=2,sleep=off \
-	--qemu-arg -plugin --qemu-arg "$plugin" \
-	--qemu-arg -d --qemu-arg plugin --qemu-arg -D --qemu-arg "$out/kernel.plugin.log" \
-	--append kpgo_bench_model --out "$out/kernel" \
-	--file "$out/syscalls" "$root/bench/guest/bench.guest.sh" || status=$?
+"$root/scripts/model-boot" "$tree/arch/x86/boot/bzImage" "$out/kernel" "$out/syscalls" "$plugin" ||
+	status=$?
 check "the model boot ran the benchmark (status $status)" test "$status" -eq 0
 ops=$out/kernel/results/model-ops
 check "6 benchmarks ran, each in its own window (ids 0 to 5)" \
