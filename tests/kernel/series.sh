@@ -8,7 +8,9 @@
 #   - checkpatch.pl of the kernel finds nothing in any patch;
 #   - the test kernel tree (build/linux) is that series applied with git am:
 #     one commit per patch, in order, with the patches' subjects, and its
-#     kernel/pgo/ is the project's (the working copy added nothing).
+#     kernel/pgo/ is the project's (the working copy added nothing);
+#   - every patch that adds to kernel/pgo/ builds it: the folder as that
+#     patch leaves it compiles in build/linux without a warning.
 # Run after the kernel suite, which builds that tree.
 #
 # Usage: tests/kernel/series.sh
@@ -40,9 +42,12 @@ for p in "${patches[@]}"; do
 	# GitPython (scripts/setup), which another python3 on PATH may lack.
 	# UNKNOWN_COMMIT_ID: the tree is the tarball imported as one commit,
 	# without upstream history, so the upstream ids that the backports
-	# and Fixes: tags cite are unknown to it.
+	# and Fixes: tags cite are unknown to it.  FILE_PATH_CHANGES asks
+	# "does MAINTAINERS need updating?" of every patch that adds a file
+	# and leaves MAINTAINERS alone, also where an entry already covers
+	# it: get_maintainer.pl answers it below, for every file added.
 	(cd "$tree" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl -q \
-		--ignore UNKNOWN_COMMIT_ID "$p") \
+		--ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p") \
 		>"$logs/checkpatch-$name.log" 2>&1
 	status=$?
 	check "checkpatch: $name (status $status)" test "$status" -eq 0 -a ! -s "$logs/checkpatch-$name.log"
@@ -67,6 +72,15 @@ git -C "$tree" status --porcelain --untracked-files=all -- kernel/pgo \
 check "build/linux: kernel/pgo/ is exactly what the series adds (nothing changed or added)" \
 	test -f "$tree/kernel/pgo/Kconfig" -a ! -s "$logs/kernel-pgo-status"
 
+# Every file the series adds has a maintainer: the runtime's entry.
+uncovered=()
+while read -r file; do
+	(cd "$tree" && PATH=/usr/bin:$PATH perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+		-f "$file" 2>/dev/null) | grep -q "CLANG PGO PROFILE RUNTIME" || uncovered+=("$file")
+done < <(git -C "$tree" diff --name-only --diff-filter=A "HEAD~${#patches[@]}" HEAD)
+check "get_maintainer.pl: every file the series adds is in the CLANG PGO PROFILE RUNTIME entry (not: ${uncovered[*]:-none})" \
+	test "${#uncovered[@]}" -eq 0
+
 # Trees are hard-linked copies of one checkout (kpgo_new_tree): the build
 # of build/linux (the kernel test, before this one) must have written no
 # source in place, or every tree would have changed with it.
@@ -77,5 +91,41 @@ check "build/linux's unchanged sources are links to build/linux-base.checkout" \
 git -C "$base_checkout" status --porcelain >"$logs/base-checkout-status" 2>&1
 check "build/linux-base.checkout is still the base commit after the build" \
 	test -d "$base_checkout/.git" -a ! -s "$logs/base-checkout-status"
+
+# The runtime comes in more than one patch, each of which must build. The
+# option cannot be selected before x86-select-pgo, so each patch's
+# kernel/pgo/ is compiled in build/linux, which has it on: the tree's own
+# folder is moved aside meanwhile (and back, its build outputs and times
+# with it, so that nothing rebuilds afterwards).
+aside=$logs/kernel-pgo.aside
+restore_kernel_pgo() {
+	[[ -d $aside ]] || return 0
+	rm -rf "$tree/kernel/pgo"
+	mv "$aside" "$tree/kernel/pgo"
+}
+restore_kernel_pgo # after a run that was killed
+trap restore_kernel_pgo EXIT
+warnings='^(warning|error)|^[^ ]*: (warning|error):'
+mapfile -t pgo_commits < <(git -C "$tree" rev-list --reverse "HEAD~${#patches[@]}..HEAD" -- kernel/pgo)
+check "more than one patch adds to kernel/pgo/ (${#pgo_commits[@]})" test "${#pgo_commits[@]}" -ge 2
+for commit in "${pgo_commits[@]}"; do
+	subject=$(git -C "$tree" log -1 --format=%s "$commit")
+	# The last one leaves kernel/pgo/ as the tree has it, which the kernel
+	# suite built and kernel-clippy lints.
+	git -C "$tree" diff --quiet "$commit" HEAD -- kernel/pgo && continue
+	log=$logs/kernel-pgo-$commit.log
+	mv "$tree/kernel/pgo" "$aside"
+	mkdir "$tree/kernel/pgo"
+	status=0
+	{
+		git -C "$tree" archive "$commit" kernel/pgo | tar -x -C "$tree" &&
+			KPGO_NO_SYNC=1 KPGO_TREE=$tree "$root/scripts/kmake" kernel/pgo/
+	} >"$log" 2>&1 || status=$?
+	restore_kernel_pgo
+	check "\"$subject\": its kernel/pgo/ builds (status $status; $log)" test "$status" -eq 0
+	check "... without a warning ($(grep -cE "$warnings" "$log"))" \
+		bash -c "test -s '$log' && ! grep -qE '$warnings' '$log'"
+	grep -E -A6 "$warnings" "$log" | head -20
+done
 
 summary series
