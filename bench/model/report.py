@@ -13,10 +13,10 @@ Usage: report.py KERNELS PAIRS LEVERS RUN...
 Prints, per benchmark and kernel, each count per operation and the modeled
 cycles, the ratios of modeled cycles and of front-end misses (L1i + iTLB;
 none where both kernels miss less than once per operation) for the pairs with
-their geomean, each lever's verdict (kept if it gains at
-least 1% modeled geomean and loses at most 1% on any benchmark), how far the model's instruction counts are
-from -icount's (guest ns / 4 at shift=2), and, when a kernel was booted more
-than once, how far its boots differ.  Several boots of one kernel: the median.
+their geomean, each lever's verdict (lever_verdict()), how far the model's
+instruction counts are from -icount's (guest ns / 4 at shift=2), and, when a
+kernel was booted more than once, how far its boots differ.  Several boots of
+one kernel: the median.
 """
 import math
 import re
@@ -67,6 +67,40 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
+def lever_verdict(ratios, spreads):
+    """The verdict on a lever: "keep", "drop" or "undecided", and why.
+
+    RATIOS: per benchmark, modeled cycles of the kernel without the lever
+    over those of the kernel with it (above 1: the lever is faster).
+    SPREADS: per benchmark, how far boots of one kernel differ there,
+    (max - min) / median, the larger of the two kernels'; None when a
+    kernel was booted once.  A lever is kept when its geomean gains at
+    least 1% and no benchmark loses more than 1% (KEEP_GAIN, KEEP_WORST).
+    With spreads, a gain counts only beyond the mean spread, and a loss
+    decides only when the benchmark loses more than 1% even at the edge
+    of its spread; what falls inside the spread is undecided, and more
+    boots (MODEL_ROUNDS) can decide it.  Without spreads the verdict is
+    on the medians alone, and says so.
+    """
+    gain = geomean(ratios)
+    worst = min(ratios)
+    if any(s is None for s in spreads):
+        verdict = "keep" if gain >= KEEP_GAIN and worst >= KEEP_WORST else "drop"
+        return verdict, "one boot per kernel: the boots' spread is not known"
+    noise = sum(spreads) / len(spreads)
+    if any(r * (1 + s) < KEEP_WORST for r, s in zip(ratios, spreads)):
+        return "drop", "a benchmark loses more than 1%, beyond its boots' spread"
+    if gain < KEEP_GAIN:
+        if gain * (1 + noise) < KEEP_GAIN:
+            return "drop", f"gains less than 1%, beyond the mean spread {100 * noise:.2f}%"
+        return "undecided", f"gains less than 1%, within the mean spread {100 * noise:.2f}%"
+    if gain - 1 <= noise:
+        return "undecided", f"gains at least 1%, but within the mean spread {100 * noise:.2f}%"
+    if worst < KEEP_WORST:
+        return "undecided", "a benchmark loses more than 1%, within its boots' spread"
+    return "keep", f"gains beyond the mean spread {100 * noise:.2f}%, no benchmark loses 1%"
+
+
 def main():
     kernels = sys.argv[1].split(",")
     pairs = [p.split("/") for p in sys.argv[2].split(",") if p]
@@ -108,11 +142,17 @@ def main():
     ratio_table("L1i+iTLB misses (above 1 fewer)",
                 lambda k, x: max(0.01, med[k, x, "l1i_misses"] + med[k, x, "itlb_misses"]),
                 floor=1.0)
+    def spread(k, x):
+        values = [r[x]["cycles"] for r in runs[k]]
+        return (max(values) - min(values)) / med[k, x, "cycles"] if len(values) > 1 else None
+
     for a, b in levers:
         ratios = [med[b, x, "cycles"] / med[a, x, "cycles"] for x in benchmarks]
-        keep = geomean(ratios) >= KEEP_GAIN and min(ratios) >= KEEP_WORST
+        spreads = [None if spread(a, x) is None or spread(b, x) is None
+                   else max(spread(a, x), spread(b, x)) for x in benchmarks]
+        verdict, why = lever_verdict(ratios, spreads)
         worst_at = benchmarks[ratios.index(min(ratios))]
-        print(f"lever {a} against {b}: {'keep' if keep else 'drop'} (modeled geomean "
+        print(f"lever {a} against {b}: {verdict}: {why} (modeled geomean "
               f"{geomean(ratios):.3f}, worst {min(ratios):.3f} in {worst_at}; "
               f"kept at >= {KEEP_GAIN} with none below {KEEP_WORST})")
     print()

@@ -15,7 +15,9 @@
 #     vCPU or guest thread, no plugin header;
 #   - one boot of the test kernel (make kernel) running the benchmark's
 #     model windows under -icount: every window is reported, and its
-#     instruction count is within 1% of -icount's (guest ns / 4).
+#     instruction count is within 1% of -icount's (guest ns / 4);
+#   - the lever verdicts of bench/model/report.py on inputs whose answer
+#     is known (tests/model/report_test.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -118,5 +120,14 @@ while read -r name count ns; do
 		python3 -c "import sys; sys.exit(abs($insns / ($ns / 4) - 1) > 0.01)"
 	index=$((index + 1))
 done <"$ops"
+
+# The lever verdicts, on made-up boots: its checks count as this suite's.
+python3 "$here/report_test.py" >"$out/report-test.log" 2>&1 || true
+grep -E '^(ok|FAIL): ' "$out/report-test.log" || true
+read -r report_passed report_failed < <(sed -n \
+	's/^report: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out/report-test.log") || true
+check "report_test.py ran to its end ($out/report-test.log)" test -n "${report_passed:-}"
+passed=$((passed + ${report_passed:-0}))
+failed=$((failed + ${report_failed:-0}))
 
 summary model
