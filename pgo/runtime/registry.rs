@@ -144,6 +144,7 @@ type Saved = RcuBox<SavedProfile>;
 struct LastStats([AtomicU64; 6]);
 
 impl LastStats {
+    #[cfg(CONFIG_MODULES)]
     fn store(&self, stats: &Stats) {
         let figures = [
             stats.functions as u64,
@@ -209,7 +210,9 @@ impl ModuleParts {
 /// What may keep an entry's live descriptor and saved profiles while it
 /// is held: an RCU read-side section begun before they are loaded, or the
 /// entry's writer mutex, without which they are not withdrawn. Each use
-/// asks [`Self::keeps`] of the entry at hand.
+/// asks [`Self::keeps`] of the entry at hand. (Without modules nothing
+/// asks: vmlinux's objects are never freed.)
+#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
 pub(crate) trait KeepsLive {
     /// Whether this keeps `entry`'s objects.
     fn keeps(&self, entry: &Entry) -> bool;
@@ -224,6 +227,7 @@ impl KeepsLive for ReadSection {
 }
 
 /// One entry's writer mutex, held.
+#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
 pub(crate) struct WriterGuard<'a> {
     entry: &'a Entry,
     _guard: kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>,
@@ -261,9 +265,12 @@ pub(crate) struct Entry {
 }
 
 /// A change to an entry's profile, from [`Entry::begin_change`] to the
-/// drop; its writer mutex is held meanwhile.
+/// drop; its writer mutex is held meanwhile. Only modules change what
+/// an entry's profile is made of.
+#[cfg(CONFIG_MODULES)]
 struct Change<'a>(&'a AtomicUsize);
 
+#[cfg(CONFIG_MODULES)]
 impl Drop for Change<'_> {
     fn drop(&mut self) {
         // The change's writes happen before the count is even again.
@@ -300,6 +307,7 @@ impl Entry {
     }
 
     /// Begins a change; the caller holds `writer`.
+    #[cfg(CONFIG_MODULES)]
     fn begin_change(&self) -> Change<'_> {
         self.changes.fetch_add(1, Ordering::Relaxed);
         // Readers that see a write of the change see the odd count.

@@ -6,7 +6,7 @@
 #   - CONFIG_PGO_KEPT_PROFILES_KB has a range: -1 is not taken, the
 #     default (4096) is;
 #   - PGO_CLANG=y with MODULES=n is a configuration Kconfig admits, and
-#     kernel/pgo/ builds in it (make kernel/pgo/).
+#     kernel/pgo/ builds in it (make kernel/pgo/), without a warning.
 # Usage: tests/kernel/kconfig.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,5 +55,11 @@ grep -E "^error|error:" "$out/no-modules-build.log" | head -5 || true
 check "PGO_CLANG=y with MODULES=n: kernel/pgo/ builds (status $status)" test "$status" -eq 0
 check "... and it is kpgo that was built (kernel/pgo/kpgo.o)" \
 	test -s "$KPGO_TREE/kernel/pgo/kpgo.o" -a "$KPGO_TREE/kernel/pgo/kpgo.o" -nt "$out/no-modules.config"
+# Without a warning: CONFIG_WERROR makes rustc's warnings errors, and the
+# module-only parts of the registry once left dead code behind here.
+warnings='^(warning|error)|^[^ ]*: (warning|error):'
+check "... without a warning ($(grep -cE "$warnings" "$out/no-modules-build.log"))" \
+	bash -c "test -s '$out/no-modules-build.log' && ! grep -qE '$warnings' '$out/no-modules-build.log'"
+grep -E -A4 "$warnings" "$out/no-modules-build.log" | head -20 || true
 echo "kconfig: $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"
 summary kconfig

@@ -92,7 +92,7 @@ git -C "$base_checkout" status --porcelain >"$logs/base-checkout-status" 2>&1
 check "build/linux-base.checkout is still the base commit after the build" \
 	test -d "$base_checkout/.git" -a ! -s "$logs/base-checkout-status"
 
-# The runtime comes in more than one patch, each of which must build. The
+# The runtime comes in four patches, each of which must build. The
 # option cannot be selected before x86-select-pgo, so each patch's
 # kernel/pgo/ is compiled in build/linux, which has it on: the tree's own
 # folder is moved aside meanwhile (and back, its build outputs and times
@@ -107,7 +107,7 @@ restore_kernel_pgo # after a run that was killed
 trap restore_kernel_pgo EXIT
 warnings='^(warning|error)|^[^ ]*: (warning|error):'
 mapfile -t pgo_commits < <(git -C "$tree" rev-list --reverse "HEAD~${#patches[@]}..HEAD" -- kernel/pgo)
-check "more than one patch adds to kernel/pgo/ (${#pgo_commits[@]})" test "${#pgo_commits[@]}" -ge 2
+check "the runtime comes in four patches or more (${#pgo_commits[@]} add to kernel/pgo/)" test "${#pgo_commits[@]}" -ge 4
 for commit in "${pgo_commits[@]}"; do
 	subject=$(git -C "$tree" log -1 --format=%s "$commit")
 	# The last one leaves kernel/pgo/ as the tree has it, which the kernel
