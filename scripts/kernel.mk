@@ -121,6 +121,14 @@ check-defconfig:
 check-optimized:
 	$(KPGO_REPO)/tests/kernel/with-toolchain.sh $(TOOLCHAIN) optimized.sh
 
+# The second toolchain's suites (scripts/check llvm-22): its test kernel
+# (make kernel TOOLCHAIN=llvm-22), boot, vmlinux, modules and rust on it,
+# judged by llvm-profdata-22, and its bindings: about 17 minutes on 2
+# cores, past make check's time budget.
+.PHONY: check-llvm-22
+check-llvm-22:
+	$(KPGO_REPO)/scripts/check llvm-22
+
 # Every commit of the series builds (build/bisect/): tens of minutes.
 check-bisect:
 	$(KPGO_REPO)/tests/kernel/bisect.sh

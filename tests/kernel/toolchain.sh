@@ -11,12 +11,19 @@
 #     to fix it: an unknown TOOLCHAIN, a toolchain file whose libclang or
 #     whose rustc's LLVM is not clang's, and a bindgen that the kernel's
 #     own check (scripts/rust_is_available.sh) warns about.
-# Run after the kernels of both toolchains (make kernel, make kernel
-# TOOLCHAIN=llvm-22) and kconfig.sh (whose tree takes the stale-bindings
-# test) were built.
+# Run after the kernel of the default toolchain (make kernel) and
+# kconfig.sh (whose tree takes the stale-bindings test) were built, in
+# make check; with llvm-22, after make kernel TOOLCHAIN=llvm-22 (make
+# check-llvm-22): the bindings of its tree, and the bindgen the kernel
+# warns about with libclang 22.
 #
-# Usage: tests/kernel/toolchain.sh
+# Usage: tests/kernel/toolchain.sh [llvm-22]
 set -uo pipefail
+mode=${1:-default}
+case $mode in
+default | llvm-22) ;;
+*) echo "usage: tests/kernel/toolchain.sh [llvm-22]" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 logs=$root/build/check/toolchain
@@ -33,13 +40,16 @@ bindings_of() { # tree clang-version
 	grep -q '^    pub pid: pid_t,$' "$logs/task_struct" &&
 		grep -q "(libclang $2)\$" "$1/.kpgo/toolchain"
 }
-for toolchain in llvm-19 llvm-22; do
+toolchains=(llvm-19)
+[[ $mode == default ]] || toolchains=(llvm-22)
+for toolchain in "${toolchains[@]}"; do
 	tree=$(TOOLCHAIN=$toolchain BASE=tinyconfig "$root/scripts/base-dir")/linux
 	clang=$(TOOLCHAIN=$toolchain bash -c 'source "$1/scripts/kernel-env.sh"; "$KPGO_LLVM_BIN/clang" -dumpversion' _ "$root")
 	check "$toolchain: the bindings of ${tree#"$root"/} are made by clang $clang's libclang, not opaque (task_struct has pid)" \
 		bindings_of "$tree" "$clang"
 done
 
+if [[ $mode == default ]]; then
 # An unknown TOOLCHAIN: refused by make itself, before any tree is made.
 status=0
 TOOLCHAIN=bogus make -C "$root" kernel >"$logs/bogus.log" 2>&1 || status=$?
@@ -71,6 +81,22 @@ refused rustc-1.96-for-clang-19 \
 	'rustc has LLVM 22\.1\.8 but clang is 19\.1\.7: .* set toolchain_rustc to a rustc whose LLVM is 19' \
 	"$(grep '^toolchain_rust_unpack=' "$root/scripts/toolchains/llvm-22")" \
 	"$(grep '^toolchain_rustc=' "$root/scripts/toolchains/llvm-22")"
+
+# Bindings made by another toolchain go before a build: build/linux-kconfig
+# (tests/kernel/kconfig.sh) is told its bindings came from another one.
+kconfig_tree=$root/build/linux-kconfig
+generated=$kconfig_tree/rust/bindings/bindings_generated.rs
+check "build/linux-kconfig has bindings to lose (kconfig.sh ran)" test -s "$generated"
+echo "clang 18.1.6, rustc 1.78.0 (LLVM 18.1.2), bindgen 0.65.1 (libclang 18.1.6)" \
+	>"$kconfig_tree/.kpgo/toolchain"
+KPGO_TREE=$kconfig_tree "$root/scripts/kmake" -s kernelversion >"$logs/stale.log" 2>&1
+check "a tree whose bindings another toolchain made: kmake removes them before make" \
+	test ! -e "$generated" -a ! -e "$kconfig_tree/rust/uapi/uapi_generated.rs"
+check "... and says why" grep -q 'toolchain changed since the last build (clang 18.1.6.*): removing the generated bindings' \
+	"$logs/stale.log"
+check "... and records the toolchain they will be made with" \
+	grep -q '^clang 19\.1\.7, rustc 1\.85\.0 .*(libclang 19\.1\.7)$' "$kconfig_tree/.kpgo/toolchain"
+else
 
 # A bindgen that the kernel warns about: a stand-in for bindgen < 0.72.1,
 # which loses the fields of structs that libclang 22 reports as it does
@@ -104,19 +130,6 @@ check "... on the kernel's own warning, named as such" \
 check "... before the tree was touched (its bindings stay)" \
 	test -n "$before" -a "$before" = "$(stat -c %Y "$tree22/rust/bindings/bindings_generated.rs" 2>/dev/null)"
 
-# Bindings made by another toolchain go before a build: build/linux-kconfig
-# (tests/kernel/kconfig.sh) is told its bindings came from another one.
-kconfig_tree=$root/build/linux-kconfig
-generated=$kconfig_tree/rust/bindings/bindings_generated.rs
-check "build/linux-kconfig has bindings to lose (kconfig.sh ran)" test -s "$generated"
-echo "clang 18.1.6, rustc 1.78.0 (LLVM 18.1.2), bindgen 0.65.1 (libclang 18.1.6)" \
-	>"$kconfig_tree/.kpgo/toolchain"
-KPGO_TREE=$kconfig_tree "$root/scripts/kmake" -s kernelversion >"$logs/stale.log" 2>&1
-check "a tree whose bindings another toolchain made: kmake removes them before make" \
-	test ! -e "$generated" -a ! -e "$kconfig_tree/rust/uapi/uapi_generated.rs"
-check "... and says why" grep -q 'toolchain changed since the last build (clang 18.1.6.*): removing the generated bindings' \
-	"$logs/stale.log"
-check "... and records the toolchain they will be made with" \
-	grep -q '^clang 19\.1\.7, rustc 1\.85\.0 .*(libclang 19\.1\.7)$' "$kconfig_tree/.kpgo/toolchain"
+fi
 
 summary toolchain
