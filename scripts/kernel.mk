@@ -113,7 +113,8 @@ check-defconfig:
 	$(KPGO_REPO)/tests/kernel/defconfig.sh
 
 # The optimized-build test (tests/kernel/optimized.sh) on the toolchain's
-# trees, after make check profiled its test kernel (vmlinux.sh): 0
+# trees, after vmlinux.sh profiled its test kernel (make check; for
+# TOOLCHAIN=llvm-22, make check-llvm-22): 0
 # out-of-date functions, the profile note, boots.  make check runs it for
 # the default toolchain; for llvm-22 it would add 13 minutes measured on 2
 # cores (make check-optimized TOOLCHAIN=llvm-22).

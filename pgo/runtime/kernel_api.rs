@@ -99,13 +99,15 @@ impl Dir {
         };
         from_err_ptr(dentry).map(|_| ())
     }
+}
 
-    /// Removes the directory and every file in it. debugfs waits for the
-    /// handlers that are running and fails the later calls of files that
-    /// are still open.
-    pub(crate) fn remove(self) {
+impl Drop for Dir {
+    /// Removes the directory and every file in it, so that no failure path
+    /// leaves it behind. debugfs waits for the handlers that are running
+    /// and fails the later calls of files that are still open.
+    fn drop(&mut self) {
         // SAFETY: `self.0` is a live directory (type invariant), removed
-        // once: `self` is consumed.
+        // once: this is its drop.
         unsafe { bindings::debugfs_remove(self.0) };
     }
 }

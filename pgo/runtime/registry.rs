@@ -989,9 +989,10 @@ fn attach_vmlinux_baselines() -> Result {
     Ok(())
 }
 
-/// Creates the registry, then the debugfs directory and its files, then
-/// follows modules. On an error, what was created is removed again (the
-/// registry stays, unused).
+/// Creates the debugfs directory, the registry that holds it, then the
+/// files, then follows modules. On an error, what was created is removed
+/// again (the directory is removed when it is dropped; a registry that was
+/// published stays, unused).
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
     let dir = Dir::create(c_str!("pgo"))?;
@@ -1023,10 +1024,9 @@ pub(crate) fn init() -> Result {
     #[cfg(CONFIG_MODULES)]
     let files = files.and_then(|()| MODULE_NOTIFIER.register());
     if let Err(error) = files {
-        // Removing waits for running handlers; none takes this lock.
-        if let Some(dir) = registry.creating.lock().take() {
-            dir.remove();
-        }
+        // Dropping the directory removes it, which waits for running
+        // handlers; none takes this lock.
+        drop(registry.creating.lock().take());
         return Err(error);
     }
     Ok(())

@@ -12,7 +12,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-# Another toolchain's trees and tools (tests/kernel/toolchain.sh sets them).
+# Another toolchain's trees and tools (tests/kernel/with-toolchain.sh sets them).
 out_root=${KPGO_TEST_OUT:-$root/build}
 llvm=${KPGO_LLVM_BIN:-/usr/lib/llvm-19/bin}
 tree=$out_root/linux-optimized

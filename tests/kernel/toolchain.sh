@@ -14,8 +14,7 @@
 # Run after the kernel of the default toolchain (make kernel) and
 # kconfig.sh (whose tree takes the stale-bindings test) were built, in
 # make check; with llvm-22, after make kernel TOOLCHAIN=llvm-22 (make
-# check-llvm-22): the bindings of its tree, and the bindgen the kernel
-# warns about with libclang 22.
+# check-llvm-22): the bindings of its tree.
 #
 # Usage: tests/kernel/toolchain.sh [llvm-22]
 set -uo pipefail
@@ -96,13 +95,13 @@ check "... and says why" grep -q 'toolchain changed since the last build (clang 
 	"$logs/stale.log"
 check "... and records the toolchain they will be made with" \
 	grep -q '^clang 19\.1\.7, rustc 1\.85\.0 .*(libclang 19\.1\.7)$' "$kconfig_tree/.kpgo/toolchain"
-else
 
 # A bindgen that the kernel warns about: a stand-in for bindgen < 0.72.1,
 # which loses the fields of structs that libclang 22 reports as it does
 # the kernel's probe (scripts/rust_is_available_bindgen_libclang_22.h);
 # otherwise the real bindgen.  kmake stops on the kernel's warning,
-# before the tree is touched (its bindings stay).
+# before the tree is touched: build/linux, whose bindings another
+# toolchain made, keeps them (they are removed only after the checks).
 stub=$logs/old-bindgen
 bindgen=$(bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_BINDGEN"' _ "$root")
 cat >"$stub" <<STUB
@@ -117,10 +116,10 @@ STUB
 chmod +x "$stub"
 cp "$root/scripts/toolchains/llvm-22" "$logs/old-bindgen-llvm-22"
 echo "toolchain_bindgen=$stub" >>"$logs/old-bindgen-llvm-22"
-tree22=$(TOOLCHAIN=llvm-22 BASE=tinyconfig "$root/scripts/base-dir")/linux
-before=$(stat -c %Y "$tree22/rust/bindings/bindings_generated.rs" 2>/dev/null)
+tree=$root/build/linux
+before=$(stat -c %Y "$tree/rust/bindings/bindings_generated.rs" 2>/dev/null)
 status=0
-TOOLCHAIN=$logs/old-bindgen-llvm-22 KPGO_TREE=$tree22 "$root/scripts/kmake" -s kernelversion \
+TOOLCHAIN=$logs/old-bindgen-llvm-22 KPGO_TREE=$tree "$root/scripts/kmake" -s kernelversion \
 	>"$logs/old-bindgen.log" 2>&1 || status=$?
 check "bindgen 0.71.1 with libclang 22: kmake is refused (status $status)" test "$status" -ne 0
 check "... on the kernel's own warning, named as such" \
@@ -128,8 +127,7 @@ check "... on the kernel's own warning, named as such" \
 		grep -q "rust_is_available.sh warns (above); kpgo builds only with a Rust toolchain it accepts without a warning" "$1"' \
 	_ "$logs/old-bindgen.log"
 check "... before the tree was touched (its bindings stay)" \
-	test -n "$before" -a "$before" = "$(stat -c %Y "$tree22/rust/bindings/bindings_generated.rs" 2>/dev/null)"
-
+	test -n "$before" -a "$before" = "$(stat -c %Y "$tree/rust/bindings/bindings_generated.rs" 2>/dev/null)"
 fi
 
 summary toolchain
