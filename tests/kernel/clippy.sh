@@ -31,8 +31,5 @@ KPGO_TREE=$tree "$root/scripts/kmake" CLIPPY=1 CLIPPY_DRIVER="$clippy_driver" ke
 check "kernel/pgo/ builds under clippy-driver (status $status; $log)" test "$status" -eq 0
 # Lines that start with the word (rustc, clippy) or carry it after a file
 # name (objtool: "kernel/pgo/kpgo.o: warning: objtool: ...").
-warnings='^(warning|error)|^[^ ]*: (warning|error):'
-check "clippy, rustc and objtool: no warning or error in kernel/pgo/ ($(grep -cE "$warnings" "$log"))" \
-	bash -c "test -s '$log' && ! grep -qE '$warnings' '$log'"
-grep -E -A6 "$warnings" "$log" | head -40
+check_no_warnings "clippy, rustc and objtool: no warning or error in kernel/pgo/" "$log"
 summary kernel-clippy

@@ -57,9 +57,6 @@ check "... and it is kpgo that was built (kernel/pgo/kpgo.o)" \
 	test -s "$KPGO_TREE/kernel/pgo/kpgo.o" -a "$KPGO_TREE/kernel/pgo/kpgo.o" -nt "$out/no-modules.config"
 # Without a warning: CONFIG_WERROR makes rustc's warnings errors, and the
 # module-only parts of the registry once left dead code behind here.
-warnings='^(warning|error)|^[^ ]*: (warning|error):'
-check "... without a warning ($(grep -cE "$warnings" "$out/no-modules-build.log"))" \
-	bash -c "test -s '$out/no-modules-build.log' && ! grep -qE '$warnings' '$out/no-modules-build.log'"
-grep -E -A4 "$warnings" "$out/no-modules-build.log" | head -20 || true
+check_no_warnings "... without a warning" "$out/no-modules-build.log"
 echo "kconfig: $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"
 summary kconfig

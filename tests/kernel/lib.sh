@@ -17,6 +17,18 @@
 passed=0
 failed=0
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# A line of a build log that is a compiler's, clippy's or objtool's
+# warning or error.
+build_warnings='^(warning|error)|^[^ ]*: (warning|error):'
+
+# check_no_warnings DESCRIPTION LOG: LOG is there and has no such line (how
+# many it has goes into the check's name); the first ones are shown.
+check_no_warnings() {
+	check "$1 ($(grep -cE "$build_warnings" "$2" 2>/dev/null || true))" \
+		bash -c 'test -s "$1" && ! grep -qE "$2" "$1"' _ "$2" "$build_warnings"
+	grep -E -A6 "$build_warnings" "$2" 2>/dev/null | head -20 || true
+}
+
 check() {
 	local what=$1
 	shift

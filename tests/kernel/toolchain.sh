@@ -39,14 +39,12 @@ bindings_of() { # tree clang-version
 	grep -q '^    pub pid: pid_t,$' "$logs/task_struct" &&
 		grep -q "(libclang $2)\$" "$1/.kpgo/toolchain"
 }
-toolchains=(llvm-19)
-[[ $mode == default ]] || toolchains=(llvm-22)
-for toolchain in "${toolchains[@]}"; do
-	tree=$(TOOLCHAIN=$toolchain BASE=tinyconfig "$root/scripts/base-dir")/linux
-	clang=$(TOOLCHAIN=$toolchain bash -c 'source "$1/scripts/kernel-env.sh"; "$KPGO_LLVM_BIN/clang" -dumpversion' _ "$root")
-	check "$toolchain: the bindings of ${tree#"$root"/} are made by clang $clang's libclang, not opaque (task_struct has pid)" \
-		bindings_of "$tree" "$clang"
-done
+toolchain=llvm-19
+[[ $mode == default ]] || toolchain=llvm-22
+tree=$(TOOLCHAIN=$toolchain BASE=tinyconfig "$root/scripts/base-dir")/linux
+clang=$(TOOLCHAIN=$toolchain bash -c 'source "$1/scripts/kernel-env.sh"; "$KPGO_LLVM_BIN/clang" -dumpversion' _ "$root")
+check "$toolchain: the bindings of ${tree#"$root"/} are made by clang $clang's libclang, not opaque (task_struct has pid)" \
+	bindings_of "$tree" "$clang"
 
 if [[ $mode == default ]]; then
 # An unknown TOOLCHAIN: refused by make itself, before any tree is made.
