@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C side of kpgo's runtime (kpgo.rs): its initcall, what the Rust
- * side needs of static inlines and macros (rescheduling, preemption and
- * RCU read-side sections, the module area), the rate limit of its unload
- * warnings, and
- * the export of the Rust hooks to modules (Rust built into the kernel has
- * no way to export a symbol in 6.12).
+ * side needs of static inlines and macros (rescheduling, fatal signals,
+ * RCU sections and grace periods, the module area), the rate limit of its
+ * unload warnings, the export of the Rust hooks to modules (Rust built
+ * into the kernel has no way to export a symbol in 6.12) and their
+ * kprobes blacklist entries.
  *
  * Built without profiling, sanitizers or stack protector (Kbuild): the
  * hooks call kpgo_hook_enter() and kpgo_hook_exit().
@@ -17,6 +17,7 @@
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/pgtable.h>
 
 #include "kpgo.h"
@@ -42,28 +43,46 @@ void kpgo_cond_resched(void)
 	cond_resched();
 }
 
+/* A profile read that has to start again stops for a fatal signal. */
+bool kpgo_fatal_signal_pending(void)
+{
+	return fatal_signal_pending(current);
+}
+
 #ifdef CONFIG_MODULES
 /*
- * A hook's lookup of a module's descriptor runs with preemption off: an
- * RCU-sched read-side section, so that a descriptor withdrawn at unload is
- * freed (after a grace period) only once every hook that found it has
- * returned. No reschedule on the way out: that would call the scheduler,
- * instrumented code, from inside a hook; a pending one is taken at the
- * next preemption point. Neither is traced nor probed: a tracer's or a
- * kprobe's handler is instrumented code too, and would run inside every
- * module hook call, NMI included.
+ * A hook's lookup of a module's descriptor runs in an RCU-sched read-side
+ * section, so that a descriptor withdrawn at unload is freed (after a
+ * grace period) only once every hook that found it has returned. Its end
+ * takes a reschedule that became due inside it, as any preempt_enable()
+ * does, so that a wakeup is not left pending until the next interrupt on
+ * PREEMPT and PREEMPT_RT: the scheduler then runs outside the section,
+ * with the hook's work done, as if the task had been preempted on the
+ * hook's return, and a hook that the scheduler's code calls runs with
+ * preemption off, so it never reschedules. Neither function is traced
+ * nor probed: a tracer's or a kprobe's handler is instrumented code too,
+ * and would run inside every module hook call, NMI included.
  */
 void notrace kpgo_hook_enter(void)
 {
-	preempt_disable_notrace();
+	rcu_read_lock_sched_notrace();
 }
 NOKPROBE_SYMBOL(kpgo_hook_enter);
 
 void notrace kpgo_hook_exit(void)
 {
-	preempt_enable_no_resched_notrace();
+	rcu_read_unlock_sched_notrace();
 }
 NOKPROBE_SYMBOL(kpgo_hook_exit);
+
+/*
+ * A module's GOING notification waits for every hook and read section
+ * that may still use the module's descriptor or memory.
+ */
+void kpgo_wait_for_readers(void)
+{
+	synchronize_rcu();
+}
 
 /* A profile read's section: what it serializes is freed after it. */
 void kpgo_read_lock(void)
@@ -88,9 +107,16 @@ bool kpgo_unload_warning_ratelimit(void)
 	return __ratelimit(&kpgo_unload_ratelimit);
 }
 
-KPGO_HOOK(instrument_target);
+/* The hooks of runtime/hooks.rs, which modules' code calls too: targets */
 EXPORT_SYMBOL(__llvm_profile_instrument_target);
-
-KPGO_HOOK(instrument_memop);
+/* and memop sizes. */
 EXPORT_SYMBOL(__llvm_profile_instrument_memop);
 #endif
+
+/*
+ * The hooks themselves; their Rust callees sit in .kprobes.text
+ * (runtime/hooks.rs). A probe's handler inside a hook would run
+ * instrumented code in every context the hooks run in.
+ */
+NOKPROBE_SYMBOL(__llvm_profile_instrument_target);
+NOKPROBE_SYMBOL(__llvm_profile_instrument_memop);

@@ -12,20 +12,21 @@
 int kpgo_init(void);
 
 /*
- * Rust: runtime/hooks.rs. KPGO_HOOK(name) declares __llvm_profile_<name>,
- * one of the value-profiling hooks clang's code calls (instrument_target,
- * instrument_memop): the value or size, the function's data record and
- * the value site's index. glue.c exports them to modules.
+ * Rust: runtime/hooks.rs. The value-profiling hooks clang's code calls:
+ * the value (a call target) or size, the function's data record and the
+ * value site's index. glue.c exports them to modules.
  */
-#define KPGO_HOOK(name) \
-	void __llvm_profile_##name(u64 value, void *data, u32 index)
+void __llvm_profile_instrument_target(u64 value, void *data, u32 index);
+void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 
 /* C: glue.c, called by runtime/kernel_api.rs. */
 void kpgo_cond_resched(void);
+bool kpgo_fatal_signal_pending(void);
 
 #ifdef CONFIG_MODULES
 void kpgo_hook_enter(void);
 void kpgo_hook_exit(void);
+void kpgo_wait_for_readers(void);
 void kpgo_read_lock(void);
 void kpgo_read_unlock(void);
 extern const unsigned long kpgo_module_area_start;

@@ -149,6 +149,14 @@ check-kunit:
 check-stable:
 	$(KPGO_REPO)/tests/kernel/stable.sh
 
+# The hooks walk on the test kernel built with PREEMPT_DYNAMIC and with
+# PREEMPT_RT (build/linux-preempt-*): two vmlinux builds, about 20 minutes
+# on 2 cores, so not part of make check (which walks PREEMPT_NONE and
+# PREEMPT kernels).
+.PHONY: check-preempt
+check-preempt:
+	$(KPGO_REPO)/tests/kernel/preempt.sh
+
 # tests/kernel/scale.sh with 10,000 load/unload cycles (make check runs
 # 2,000): kpgo's memory must not grow with them either.
 .PHONY: check-scale-long

@@ -26,15 +26,18 @@
 //! A range that holds nothing (no counter, no bitmap byte, no site) names
 //! no memory and is accepted wherever it points.
 //!
-//! The records, like the rest of the data section, are never written after
-//! load, so what is checked here stays true.
+//! What is checked stays true because nothing writes the records after the
+//! check: the module loader writes them (relocations) before it, and
+//! nothing in the kernel writes them afterwards. As defence in depth, with
+//! `STRICT_MODULE_RWX` the MMU refuses writes from the end of the module's
+//! init, when its `__llvm_prf_data` becomes read-only.
 
 use core::fmt;
 use core::mem::{align_of, size_of};
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::Ordering;
 
 use super::format::{FormatError, ProfileVersion};
-use super::sections::{DataRecord, SectionRange, Sections};
+use super::sections::{live_chunks, DataRecord, LiveChunk, SectionRange, Sections};
 use super::value::{ValueNode, ValueNodeLink};
 
 /// Why an object's sections are refused.
@@ -149,26 +152,13 @@ fn holds(range: &SectionRange, start: usize, len: Option<usize>, align: usize) -
 ///
 /// # Safety
 ///
-/// `range` is empty or mapped readable memory.
+/// As for [`live_chunks`], for `range`.
 unsafe fn all_zero(range: &SectionRange) -> bool {
-    let start = range.start();
-    let mut offset = 0;
-    while offset < range.len() {
-        let addr = start.wrapping_add(offset);
-        let zero = if addr as usize % 8 == 0 && range.len() - offset >= 8 {
-            offset += 8;
-            // SAFETY: 8 aligned bytes inside `range` (caller's contract).
-            unsafe { AtomicU64::from_ptr(addr.cast()) }.load(Ordering::Relaxed) == 0
-        } else {
-            offset += 1;
-            // SAFETY: one byte inside `range` (caller's contract).
-            unsafe { AtomicU8::from_ptr(addr) }.load(Ordering::Relaxed) == 0
-        };
-        if !zero {
-            return false;
-        }
-    }
-    true
+    // SAFETY: the caller's contract.
+    unsafe { live_chunks(range.start(), range.len()) }.all(|(_, chunk)| match chunk {
+        LiveChunk::Word(word) => word.load(Ordering::Relaxed) == 0,
+        LiveChunk::Byte(byte) => byte.load(Ordering::Relaxed) == 0,
+    })
 }
 
 /// Checks `sections` for `version` as the module documentation says.
@@ -176,7 +166,9 @@ unsafe fn all_zero(range: &SectionRange) -> bool {
 ///
 /// # Safety
 ///
-/// Every non-empty range of `sections` is mapped and readable.
+/// Every non-empty range of `sections` is mapped and readable; the site
+/// heads and the node pool are also writable, and accessed only through
+/// atomics (the contract of `ProfiledObject::new_checked`).
 pub(crate) unsafe fn check_sections(
     sections: &Sections,
     version: &ProfileVersion,
@@ -237,7 +229,8 @@ pub(crate) unsafe fn check_sections(
     if !pool.is_empty() && pool.start() as usize % align_of::<ValueNode>() != 0 {
         return Err(SectionError::PoolMisaligned);
     }
-    // SAFETY: both ranges are empty or mapped readable (caller's contract).
+    // SAFETY: both ranges are empty or mapped writable memory accessed
+    // only through atomics (caller's contract).
     if !unsafe { all_zero(&sections.values) } {
         return Err(SectionError::NotZero {
             section: "__llvm_prf_vals",

@@ -195,6 +195,7 @@ pub struct ProfileVersion {
 
 impl ProfileVersion {
     /// Validates the compiler's version word.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn from_word(word: u64) -> Result<Self, FormatError> {
         let layout = match word & !VARIANT_MASKS_ALL {
             10 => &LAYOUT_V10,
@@ -214,6 +215,7 @@ impl ProfileVersion {
     }
 
     /// The layouts of this version.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn layout(&self) -> &'static Layout {
         self.layout
     }
@@ -270,11 +272,19 @@ pub const VALUE_BLOB_HEADER_SIZE: usize = 8;
 /// `InstrProfGetRangeRepValue`: 0..=8 and powers of two stand for
 /// themselves, 513 and above for 513, anything else for the previous power
 /// of two plus one.
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub const fn memop_size_bucket(size: u64) -> u64 {
     // Written as selects, not branches: the hooks see sizes in random
     // order, and one body (no copy per branch) stays small.
-    let floor = 1u64 << (63 - (size | 1).leading_zeros());
-    let bucket = if size == floor { size } else { floor + 1 };
+    // `size | 1` is not 0, so it has at most 63 leading zeros: the shift
+    // is below 64 and `floor` at most 2^63. Wrapping operations, so that
+    // the hooks have no overflow check for the optimizer to remove.
+    let floor = 1u64.wrapping_shl(63u32.wrapping_sub((size | 1).leading_zeros()));
+    let bucket = if size == floor {
+        size
+    } else {
+        floor.wrapping_add(1)
+    };
     let bucket = if size <= 8 { size } else { bucket };
     if size >= 513 {
         513

@@ -182,11 +182,12 @@ pub struct Stats {
 /// descriptor's existence. [`ProfiledObject::record_target`] reads them
 /// only for a `record` that lies in this object's data section (and, for a
 /// checked descriptor, never reads the version word again); everything
-/// else (writer, reset, stats) reads all of them. So a descriptor may
-/// outlive its object's memory (the kernel frees a module's descriptor
-/// only after an RCU grace period), provided that after the memory goes only
+/// else (writer, reset, stats) reads all of them. So a descriptor could
+/// outlive its object's memory, provided that after the memory goes only
 /// `record_target` is called, and only with records of objects that are
 /// still mapped: such a record is never inside the gone object's range.
+/// (The kernel frees a module's descriptor before the module's memory:
+/// both after a grace period that follows the module's withdrawal.)
 ///
 /// # Invariants
 ///
@@ -219,26 +220,34 @@ const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
 // SAFETY: `&ProfiledObject` gives no `&mut` to anything. Its own fields are
 // the section addresses, set once by `new`, and atomics. The memory behind
-// the addresses, in the kernel memory model's terms (LKMM, which kernel
-// Rust follows):
-// - Data records, names, notes and the version word are only read after
-//   load.
+// the addresses:
+// - Data records, names, notes and the version word are only read. The
+//   linker or the module loader (relocations) writes the records before
+//   the runtime reads them (a saved copy's: `SavedLayout::build`, before
+//   describing it), and nothing in the kernel writes them afterwards. As
+//   defence in depth, with `STRICT_KERNEL_RWX`/`STRICT_MODULE_RWX` the MMU
+//   refuses writes from the end of boot (vmlinux) or of the module's init
+//   (modules), when `__llvm_prf_data` becomes read-only.
 // - Counters and bitmap bytes are also written by instrumented code, with
 //   the plain read-modify-write the compiler emits (the kernel is built
 //   without -fprofile-update=atomic), on any CPU and in any context. The
-//   runtime's own accesses to them are all marked: `Relaxed` atomic loads
-//   and stores, the counterparts of READ_ONCE() and WRITE_ONCE(), never a
-//   reference. They are naturally aligned 8-byte words where the range
-//   allows and single bytes elsewhere (`fill_live`, `put_live`), 8-byte
-//   counters or single bytes in merges (`saved`). Only the instrumented
-//   side of a race is plain, and it is not ours to mark. On x86-64, the
-//   only architecture that selects ARCH_SUPPORTS_PGO_CLANG, an aligned
-//   access of up to 8 bytes is single-copy atomic whatever the other
-//   side's size, so each byte read is one that was stored and each store
-//   is whole. What a race costs is counts, never memory safety: an
-//   increment that straddles a reset's store brings the counter back to
-//   its pre-reset value plus one (Documentation/pgo.rst, "What a reset
-//   promises while code runs").
+//   runtime accesses them only with `Relaxed` atomics, never through a
+//   reference: aligned 8-byte words where the range allows and single
+//   bytes elsewhere (`live_chunks`), 8-byte counters or single bytes in
+//   merges (`saved`). Rust's memory model (C++'s) allows neither half of
+//   that: atomics racing with plain accesses, and accesses of different
+//   sizes to the same bytes (our 8-byte words over bitmap bytes, or
+//   coverage-mode counters, that instrumented code writes one at a time).
+//   What is relied on instead is, first, what gcov relies on: instrumented
+//   code's plain increments racing with the runtime's reads (and here
+//   reset stores) cost counts, nothing else, as no address or length is
+//   ever taken from a counter or bitmap byte; second, on x86-64, the only
+//   architecture that selects ARCH_SUPPORTS_PGO_CLANG, single-copy
+//   atomicity of aligned loads and stores of up to 8 bytes: a read sees
+//   each byte as it was before or after a concurrent store to it, never a
+//   torn byte. An increment that straddles a reset's store brings the
+//   counter back to its pre-reset value plus one (Documentation/pgo.rst,
+//   "What a reset promises while code runs").
 // - Value nodes and value-site list heads are written by the hooks with
 //   atomic compare-and-exchange and stores; a reset writes only the pool's
 //   baselines. Merges write a saved object's nodes, heads and counters,
@@ -333,6 +342,7 @@ impl ProfiledObject {
     }
 
     /// The validated version word, or why it is refused.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn version(&self) -> Result<ProfileVersion, FormatError> {
         if self.version_word.is_null() {
             return Err(FormatError::UnsupportedVersion(0));
@@ -357,6 +367,7 @@ impl ProfiledObject {
     /// never changes. After a refused word the hooks accept no record.
     #[cold]
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub(crate) fn check_hook_version(&self) {
         if let Ok(version) = self.version() {
             let accepted = HookRecords::new(version.layout(), self.num_records(&version));
@@ -405,6 +416,7 @@ impl ProfiledObject {
     }
 
     /// Number of whole data records.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub(crate) fn num_records(&self, version: &ProfileVersion) -> usize {
         // `checked_div`: no division-by-zero panic path in the kernel.
         (self.sections.data.len())
@@ -464,24 +476,61 @@ impl ProfiledObject {
 ///
 /// # Safety
 ///
-/// `range` is empty or mapped writable memory that is otherwise accessed
-/// only through atomics or by instrumented code.
+/// As for [`live_chunks`], for `range`.
 unsafe fn fill_live(range: &SectionRange, byte: u8) {
-    let start = range.start();
     let word = u64::from_ne_bytes([byte; 8]);
-    let mut offset = 0;
-    while offset < range.len() {
-        let addr = start.wrapping_add(offset);
-        if addr as usize % 8 == 0 && range.len() - offset >= 8 {
-            // SAFETY: 8 aligned bytes inside `range` (caller's contract).
-            unsafe { AtomicU64::from_ptr(addr.cast()) }.store(word, Ordering::Relaxed);
-            offset += 8;
-        } else {
-            // SAFETY: one byte inside `range` (caller's contract).
-            unsafe { AtomicU8::from_ptr(addr) }.store(byte, Ordering::Relaxed);
-            offset += 1;
-        }
-    }
+    // SAFETY: the caller's contract.
+    let chunks = unsafe { live_chunks(range.start(), range.len()) };
+    chunks.for_each(|(_, chunk)| match chunk {
+        LiveChunk::Word(word_at) => word_at.store(word, Ordering::Relaxed),
+        LiveChunk::Byte(byte_at) => byte_at.store(byte, Ordering::Relaxed),
+    });
+}
+
+/// One access of a [`live_chunks`] walk.
+pub(crate) enum LiveChunk<'a> {
+    /// 8 bytes, aligned.
+    Word(&'a AtomicU64),
+    /// One byte.
+    Byte(&'a AtomicU8),
+}
+
+/// The walk over the `len` bytes at `start`, memory that others may be
+/// writing at the same time (counters, bitmap, site heads, node pool),
+/// with atomics: single bytes up to the first 8-byte boundary, aligned
+/// 8-byte words, then the bytes after the last whole word; each with its
+/// offset. Three plain loops when consumed by `for_each` or `all` (which
+/// fold each part on its own).
+///
+/// # Safety
+///
+/// `len` is 0, or the bytes are mapped and writable, stay so for `'a`, and
+/// are accessed only through atomics or by instrumented code (what a race
+/// with the latter means: the `Sync` implementation of [`ProfiledObject`]).
+#[inline(always)]
+pub(crate) unsafe fn live_chunks<'a>(
+    start: *mut u8,
+    len: usize,
+) -> impl Iterator<Item = (usize, LiveChunk<'a>)> {
+    let head = ((start as usize).wrapping_neg() % 8).min(len);
+    let words = (len - head) / 8;
+    let words_end = head + words * 8;
+    let byte = move |offset: usize| {
+        // SAFETY: one byte inside the range (the caller's contract).
+        let byte = unsafe { AtomicU8::from_ptr(start.wrapping_add(offset)) };
+        (offset, LiveChunk::Byte(byte))
+    };
+    let word = move |index: usize| {
+        let offset = head + index * 8;
+        // SAFETY: 8 bytes inside the range (the caller's contract), aligned:
+        // `start + head` is.
+        let word = unsafe { AtomicU64::from_ptr(start.wrapping_add(offset).cast()) };
+        (offset, LiveChunk::Word(word))
+    };
+    (0..head)
+        .map(byte)
+        .chain((0..words).map(word))
+        .chain((words_end..len).map(byte))
 }
 
 /// A view of one `__llvm_profile_data` record of a [`ProfiledObject`].
@@ -509,7 +558,8 @@ impl DataRecord {
     #[inline(always)]
     fn read_u16(&self, offset: usize) -> u16 {
         // SAFETY: `offset` is inside the record (from `Layout`), the record
-        // is inside the data section, which is never written after load.
+        // is inside the data section, which nothing writes any more (see
+        // the `Sync` implementation of `ProfiledObject`).
         unsafe { (self.field(offset) as *const u16).read() }
     }
 
@@ -554,10 +604,16 @@ impl DataRecord {
         }
     }
 
-    /// Number of value sites of kind `kind`.
+    /// Number of value sites of kind `kind`, which is below the layout's
+    /// `value_kinds`.
     #[inline(always)]
     pub(crate) fn value_sites(&self, kind: usize) -> usize {
-        self.read_u16(self.layout.num_value_sites_offset + 2 * kind) as usize
+        // A field of the record (`kind` is below 3): no overflow.
+        let offset = self
+            .layout
+            .num_value_sites_offset
+            .wrapping_add(kind.wrapping_mul(2));
+        self.read_u16(offset) as usize
     }
 
     /// Number of value sites of all kinds.

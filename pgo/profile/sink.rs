@@ -6,7 +6,9 @@
 //! serialize it ([`SliceSink`]), so the computed size is the written size by
 //! construction, as long as the object did not change in between.
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::Ordering;
+
+use super::sections::{live_chunks, LiveChunk};
 
 /// The buffer was too small for the profile (it grew since it was
 /// measured, or the caller passed a short buffer).
@@ -29,8 +31,8 @@ pub trait Sink {
     ///
     /// # Safety
     ///
-    /// `src..src + len` is mapped memory that is written only through
-    /// atomics or by instrumented code.
+    /// `src..src + len` is mapped writable memory that is accessed only
+    /// through atomics or by instrumented code.
     unsafe fn put_live(&mut self, src: *const u8, len: usize) -> Result<(), Overflow>;
 
     /// Overwrites bytes written earlier at `position`.
@@ -123,21 +125,14 @@ impl Sink for SliceSink<'_> {
 
     unsafe fn put_live(&mut self, src: *const u8, len: usize) -> Result<(), Overflow> {
         let dst = self.claim(len)?;
-        let mut offset = 0;
-        while offset < len {
-            let addr = src.wrapping_add(offset);
-            if addr as usize % 8 == 0 && len - offset >= 8 {
-                // SAFETY: 8 aligned bytes inside the caller's range.
-                let word = unsafe { AtomicU64::from_ptr(addr as *mut u64) }.load(Ordering::Relaxed);
-                dst[offset..offset + 8].copy_from_slice(&word.to_ne_bytes());
-                offset += 8;
-            } else {
-                // SAFETY: one byte inside the caller's range.
-                let byte = unsafe { AtomicU8::from_ptr(addr as *mut u8) };
-                dst[offset] = byte.load(Ordering::Relaxed);
-                offset += 1;
+        // SAFETY: the caller's contract is the walk's.
+        let chunks = unsafe { live_chunks(src.cast_mut(), len) };
+        chunks.for_each(|(offset, chunk)| match chunk {
+            LiveChunk::Word(word) => {
+                dst[offset..offset + 8].copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes())
             }
-        }
+            LiveChunk::Byte(byte) => dst[offset] = byte.load(Ordering::Relaxed),
+        });
         Ok(())
     }
 

@@ -102,6 +102,10 @@ impl ValueNode {
     }
 }
 
+/// The size of a node: a constant, so that dividing by it has no
+/// division-by-zero check (the hooks divide by it).
+const NODE_SIZE: usize = core::mem::size_of::<ValueNode>();
+
 /// A link to a node: a site's list head or a node's `next` field.
 #[repr(transparent)]
 pub struct ValueNodeLink(AtomicPtr<ValueNode>);
@@ -116,6 +120,7 @@ impl ValueNodeLink {
     }
 
     /// Links `node` here if the link is still empty.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn link(&self, node: &ValueNode) -> bool {
         self.0
             .compare_exchange(
@@ -125,6 +130,35 @@ impl ValueNodeLink {
                 Ordering::Relaxed,
             )
             .is_ok()
+    }
+}
+
+/// The bytes of a cache line (x86-64's L1_CACHE_BYTES).
+const CACHE_LINE: usize = 64;
+
+/// Padding that keeps an 8-byte-aligned word alone in its cache line.
+const LINE_PADDING: usize = CACHE_LINE - core::mem::align_of::<AtomicU64>();
+
+/// A pool's count of dropped values, alone in its cache line wherever the
+/// pool is: once the pool is exhausted, every value it misses writes the
+/// count, which must not take from other CPUs the line of fields that every
+/// hook reads (the record counts, the data section's address). Padding
+/// rather than `align(64)`, so that descriptors stay 8-byte aligned (they
+/// are built on the stack and embedded in the runtime's structures).
+#[repr(C)]
+struct DropCount {
+    _before: [u8; LINE_PADDING],
+    count: AtomicU64,
+    _after: [u8; LINE_PADDING],
+}
+
+impl DropCount {
+    const fn new() -> Self {
+        Self {
+            _before: [0; LINE_PADDING],
+            count: AtomicU64::new(0),
+            _after: [0; LINE_PADDING],
+        }
     }
 }
 
@@ -138,7 +172,7 @@ impl ValueNodeLink {
 pub struct NodePool {
     nodes: SectionRange,
     next: AtomicUsize,
-    dropped: AtomicU64,
+    dropped: DropCount,
     values_per_site: AtomicU32,
     /// Null, or [`Self::capacity`] baselines, one per node: what the
     /// node's count was at the last reset.
@@ -150,7 +184,7 @@ impl NodePool {
         Self {
             nodes,
             next: AtomicUsize::new(0),
-            dropped: AtomicU64::new(0),
+            dropped: DropCount::new(),
             values_per_site: AtomicU32::new(DEFAULT_VALUES_PER_SITE),
             baselines: AtomicPtr::new(ptr::null_mut()),
         }
@@ -177,11 +211,12 @@ impl NodePool {
     }
 
     /// The baseline of `node`, a node of this pool: 0 without baselines.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn baseline(&self, node: &ValueNode) -> &AtomicU64 {
         static NONE: AtomicU64 = AtomicU64::new(0);
         let baselines = self.baselines.load(Ordering::Acquire);
         let index = (node as *const ValueNode as usize).wrapping_sub(self.nodes.start() as usize)
-            / core::mem::size_of::<ValueNode>();
+            / NODE_SIZE;
         if baselines.is_null() || index >= self.capacity() {
             return &NONE;
         }
@@ -193,6 +228,7 @@ impl NodePool {
     /// The count of `node` (a node of this pool) since the last reset.
     /// A count that an eviction racing with a reset left below its
     /// baseline reads as 0.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn count_of(&self, node: &ValueNode) -> u64 {
         node.raw_count()
             .saturating_sub(self.baseline(node).load(Ordering::Relaxed))
@@ -217,8 +253,9 @@ impl NodePool {
 
     /// Nodes the pool holds. A trailing partial node (section padding) is
     /// not one.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn capacity(&self) -> usize {
-        self.nodes.len() / core::mem::size_of::<ValueNode>()
+        self.nodes.len() / NODE_SIZE
     }
 
     /// Nodes handed out so far.
@@ -226,23 +263,30 @@ impl NodePool {
         self.next.load(Ordering::Relaxed).min(self.capacity())
     }
 
-    /// Values that found no free node.
+    /// Values that found no room: no free node, or in a merge a full site.
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.dropped.count.load(Ordering::Relaxed)
+    }
+
+    /// Counts a value that found no room.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+    fn drop_one(&self) {
+        self.dropped.count.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Takes a zeroed node, or counts a drop when the pool is exhausted.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn take(&self) -> Option<&ValueNode> {
         let capacity = self.capacity();
         // Checking first keeps the cursor from running away (and wrapping)
         // once the pool is exhausted.
         if self.next.load(Ordering::Relaxed) >= capacity {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.drop_one();
             return None;
         }
         let index = self.next.fetch_add(1, Ordering::Relaxed);
         if index >= capacity {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.drop_one();
             return None;
         }
         let node = self.nodes.start().cast::<ValueNode>().wrapping_add(index);
@@ -279,6 +323,7 @@ impl ProfiledObject {
     }
 
     /// The per-site value limit.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn values_per_site(&self) -> u32 {
         self.pool.values_per_site.load(Ordering::Relaxed)
     }
@@ -307,6 +352,7 @@ impl ProfiledObject {
     /// [`Self::record_target`] before the version word is checked.
     #[cold]
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_target_first(&self, record: usize, site: u32, value: u64) -> bool {
         self.check_hook_version();
         self.record_target_checked(record, site, value)
@@ -415,7 +461,7 @@ impl ProfiledObject {
             link = &node.next;
         }
         if listed >= limit {
-            self.pool.dropped.fetch_add(1, Ordering::Relaxed);
+            self.pool.drop_one();
             return false;
         }
         let Some(node) = self.pool.take() else {
@@ -431,6 +477,7 @@ impl ProfiledObject {
     /// meanwhile.
     #[cold]
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn add_value(&self, head: &ValueNodeLink, value: u64) {
         let limit = self.values_per_site() as usize;
         let mut link = head;
@@ -475,6 +522,7 @@ impl ProfiledObject {
 
 impl NodePool {
     /// The first node with the smallest count, as compiler-rt picks it.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn least_frequent<'a>(&self, head: &'a ValueNodeLink) -> Option<&'a ValueNode> {
         let mut least: Option<(&ValueNode, u64)> = None;
         let mut node = head.load();
@@ -499,6 +547,7 @@ impl NodePool {
     /// values stay; a cold newcomer needs as many calls as the weakest entry
     /// to get in. Counts are those since the last reset: a replacement
     /// starts at the baseline plus one.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn evict(&self, victim: &ValueNode, value: u64) {
         let raw = victim.raw_count();
         let baseline = self.baseline(victim).load(Ordering::Relaxed);
@@ -525,5 +574,76 @@ impl NodePool {
                 Ordering::Relaxed,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use core::mem::size_of;
+    use core::ptr::addr_of_mut;
+
+    use super::*;
+    use crate::profile::format::variant;
+    use crate::profile::sections::Sections;
+    use crate::profile::writer::{profile_size_bound, serialize};
+
+    /// Value nodes of the test object's pool.
+    const NODES: usize = 4;
+
+    /// The memory of an object with one raw version 10 record of two
+    /// indirect-call sites, no counters and a pool of [`NODES`] nodes.
+    #[repr(C, align(8))]
+    struct Memory {
+        version: u64,
+        record: [u8; 64],
+        heads: [usize; 2],
+        nodes: [u8; NODES * NODE_SIZE],
+    }
+
+    // A hook takes a node, the bound is computed, then the hook links the
+    // node (at a site the measuring pass went past) and the pool fills up:
+    // the profile still fits in the bound.
+    #[test]
+    fn the_bound_holds_for_a_node_taken_before_it_and_linked_after() {
+        let mut memory = Memory {
+            version: variant::IR_PROF | 10,
+            record: [0; 64],
+            heads: [0; 2],
+            nodes: [0; NODES * NODE_SIZE],
+        };
+        let heads = addr_of_mut!(memory.heads);
+        // `Values` at 40, the indirect-call site count at 52.
+        memory.record[40..48].copy_from_slice(&(heads as u64).to_ne_bytes());
+        memory.record[52..54].copy_from_slice(&2u16.to_ne_bytes());
+        let record = addr_of_mut!(memory.record).cast::<u8>();
+        let sections = Sections {
+            data: SectionRange::from_len(record, 64),
+            values: SectionRange::from_len(heads.cast(), size_of::<[usize; 2]>()),
+            vnodes: SectionRange::from_len(addr_of_mut!(memory.nodes).cast(), NODES * NODE_SIZE),
+            ..Sections::EMPTY
+        };
+        // SAFETY: `memory` outlives `object` and holds what the compiler
+        // would emit for one record: a `Values` pointer to its two zeroed
+        // heads, a zeroed and aligned pool, a valid version word; nothing
+        // else touches it while `object` is used.
+        let object = unsafe { ProfiledObject::new(sections, addr_of_mut!(memory.version)) };
+        let record = record as usize;
+
+        // `add_value`'s steps, with the bound computed in between.
+        let node = object.pool.take().unwrap();
+        node.value.store(7, Ordering::Relaxed);
+        node.count.store(1, Ordering::Relaxed);
+        let bound = profile_size_bound(&object).unwrap();
+        // SAFETY: `heads` points to the object's first site head, which
+        // is accessed only through atomics.
+        assert!(unsafe { &*heads.cast::<ValueNodeLink>() }.link(node));
+        for value in 8..8 + NODES as u64 - 1 {
+            object.record_target(record, 1, value);
+        }
+        assert_eq!(object.pool.used(), NODES);
+
+        let mut buf = [0u8; 1024];
+        let written = serialize(&object, &mut buf[..bound]);
+        assert!(written.is_ok(), "bound {bound}: {written:?}");
     }
 }

@@ -54,9 +54,11 @@ pub fn profile_size(object: &ProfiledObject) -> Result<usize, WriteError> {
     Ok(measure.position())
 }
 
-/// A size that the profile of `object` never exceeds, now or later: its
-/// size now, plus one value's room for each node not handed out yet (only
-/// a node can add a value to a site; evictions replace values).
+/// A size that the profile of `object` never exceeds, now or later,
+/// whatever the hooks do meanwhile: its size with no value listed, plus one
+/// value's room per node of its pool. Every value written is a node of the
+/// pool, which is linked at most once, to one site (an eviction replaces a
+/// value in its node), so no more values are written than the pool holds.
 pub fn profile_size_bound(object: &ProfiledObject) -> Result<usize, WriteError> {
     profile_size_bound_in(object, &mut Measure::new())
 }
@@ -67,10 +69,11 @@ pub fn profile_size_bound_in<S: Sink>(
     object: &ProfiledObject,
     measure: &mut S,
 ) -> Result<usize, WriteError> {
-    // Read before measuring: nodes taken meanwhile are in either figure.
-    let free_nodes = object.pool.capacity() - object.pool.used();
-    write_profile(object, measure)?;
-    Ok(measure.position() + free_nodes * VALUE_DATA_SIZE)
+    // The pool's capacity, not its free nodes: a node taken before the
+    // measure and linked behind it would be in neither figure.
+    write(object, measure, Values::Omitted)?;
+    let values = object.pool.capacity().saturating_mul(VALUE_DATA_SIZE);
+    Ok(measure.position().saturating_add(values))
 }
 
 /// Serializes the profile of `object` into `buf`; returns the bytes written.
@@ -82,6 +85,20 @@ pub fn serialize(object: &ProfiledObject, buf: &mut [u8]) -> Result<usize, Write
 
 /// Writes the profile of `object` into `sink`.
 pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), WriteError> {
+    write(object, sink, Values::Listed)
+}
+
+/// Which values a profile is written with.
+#[derive(Clone, Copy)]
+enum Values {
+    /// Those listed now.
+    Listed,
+    /// None: every site says it has none. For [`profile_size_bound`].
+    Omitted,
+}
+
+/// Writes the profile of `object` into `sink`, with `values`.
+fn write<S: Sink>(object: &ProfiledObject, sink: &mut S, values: Values) -> Result<(), WriteError> {
     let version = object.version()?;
     let layout = version.layout();
     let sections = object.sections();
@@ -114,7 +131,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
     }
     write_binary_ids(object, sink)?;
 
-    // Data records and names are never written after load: plain copies.
+    // Nothing writes data records or names any more: plain copies.
     sink.put(static_bytes(&sections.data, num_data * layout.record_size))?;
     // Counters and bitmap are live memory of the object, written only by
     // instrumented code or through atomics (contract of
@@ -132,7 +149,7 @@ pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(
     sink.put_zeros(padding_to_8(sections.names.len()))?;
 
     for i in 0..num_data {
-        write_value_blob(object, &object.record(&version, i), &version, sink)?;
+        write_value_blob(object, &object.record(&version, i), &version, values, sink)?;
         sink.checkpoint();
     }
     Ok(())
@@ -149,26 +166,30 @@ fn file_address(range: &SectionRange) -> u64 {
     }
 }
 
-/// The first `len` bytes of a section that is never written after load.
+/// The first `len` bytes of a section that no one writes while its object
+/// is described: data records, names or notes.
 pub(crate) fn static_bytes(range: &SectionRange, len: usize) -> &[u8] {
     debug_assert!(len <= range.len());
     if len == 0 {
         return &[];
     }
-    // The range is mapped and not written after load (contract of
-    // `ProfiledObject::new`); the borrow of `range`, part of the object,
-    // bounds the lifetime.
+    // The range is mapped and no one writes it (contract of
+    // `ProfiledObject::new`; for data records, why that holds is given at
+    // the `Sync` implementation of `ProfiledObject`); the borrow of `range`,
+    // part of the object, bounds the lifetime.
     // SAFETY: `len` bytes lie inside the range.
     unsafe { core::slice::from_raw_parts(range.start(), len) }
 }
 
 /// Writes the value blob of one record: a header `{total size, kinds}`,
 /// then per kind with sites `{kind, sites, count per site (padded)}` and
-/// the `{value, count}` pairs of every site in list order.
+/// the `{value, count}` pairs of every site in list order (none if
+/// `values` omits them).
 fn write_value_blob<S: Sink>(
     object: &ProfiledObject,
     record: &DataRecord,
     version: &ProfileVersion,
+    values: Values,
     sink: &mut S,
 ) -> Result<(), Overflow> {
     let kinds = version.layout().value_kinds;
@@ -193,7 +214,10 @@ fn write_value_blob<S: Sink>(
             // Count while writing: the list may grow meanwhile, and the
             // count byte must describe exactly the pairs that follow.
             let mut written = 0u32;
-            let mut node = record.site_head(first_site + site).and_then(|h| h.load());
+            let mut node = match values {
+                Values::Listed => record.site_head(first_site + site).and_then(|h| h.load()),
+                Values::Omitted => None,
+            };
             while let Some(current) = node {
                 if written == MAX_VALUES_PER_SITE {
                     break;

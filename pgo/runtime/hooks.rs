@@ -11,6 +11,11 @@
 
 use core::ffi::c_void;
 
+// The functions on the hooks' path that may be emitted out of line go to
+// `.kprobes.text` with kprobes: a probe's handler is instrumented code. The
+// hooks walk (tests/kernel/hooks.sh) checks that every function the hooks
+// reach in the image is refused as a probe point, whatever was inlined.
+
 use super::objects::vmlinux;
 use crate::profile::format::{memop_size_bucket, Layout};
 
@@ -37,6 +42,7 @@ pub(crate) fn takes_vmlinux_layout(layout: &Layout) -> bool {
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.
 #[no_mangle]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, index: u32) {
     let record = data as usize;
     // vmlinux's own records (the common case) are decided here, without a
@@ -52,6 +58,7 @@ extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, in
 /// record test is not repeated.
 #[cold]
 #[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 fn record_target_slow(record: usize, index: u32, value: u64) {
     if !vmlinux().record_target_if_unchecked(record, index, value) {
         record_module_target(record, index, value);
@@ -72,6 +79,7 @@ fn record_module_target(_record: usize, _index: u32, _value: u64) {}
 
 /// Records the size bucket of `size` at memop site `index` of `data`.
 #[no_mangle]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 extern "C" fn __llvm_profile_instrument_memop(size: u64, data: *mut c_void, index: u32) {
     __llvm_profile_instrument_target(memop_size_bucket(size), data, index);
 }

@@ -263,6 +263,23 @@ fn read_command(
 // glue.c.
 extern "C" {
     fn kpgo_cond_resched();
+    fn kpgo_fatal_signal_pending() -> bool;
+}
+
+/// `MODULE_NAME_LEN`: the bytes of a module's name, its NUL included, as
+/// `struct module` has them.
+pub(crate) const MODULE_NAME_LEN: usize = {
+    const fn len<const N: usize>(_: fn(&bindings::module) -> &[c_char; N]) -> usize {
+        N
+    }
+    len(|module| &module.name)
+};
+
+/// Whether the current task was sent a fatal signal: a loop that may
+/// have to start again (a profile read) stops then.
+pub(crate) fn fatal_signal_pending() -> bool {
+    // SAFETY: no precondition; reads the current task's signal state.
+    unsafe { kpgo_fatal_signal_pending() }
 }
 
 /// Lets the scheduler run another task if one should (`cond_resched()`).
@@ -363,6 +380,7 @@ mod modules {
     extern "C" {
         fn kpgo_hook_enter();
         fn kpgo_hook_exit();
+        fn kpgo_wait_for_readers();
         pub(super) fn kpgo_read_lock();
         pub(super) fn kpgo_read_unlock();
         fn kpgo_unload_warning_ratelimit() -> bool;
@@ -393,7 +411,9 @@ mod modules {
     }
 
     /// A section of a hook with preemption off (an RCU-sched read-side
-    /// section), from [`Self::enter`] to the drop.
+    /// section), from [`Self::enter`] to the drop, which may call the
+    /// scheduler: it takes a reschedule that came due in the section, as
+    /// `preempt_enable()` does (`glue.c`).
     pub(crate) struct HookSection(PhantomData<*mut ()>);
 
     impl HookSection {
@@ -410,9 +430,20 @@ mod modules {
     impl Drop for HookSection {
         #[inline(always)]
         fn drop(&mut self) {
-            // SAFETY: `enter` turned preemption off on this CPU.
+            // SAFETY: `enter` turned preemption off on this CPU; the
+            // hooks call this last, with their work done, so the scheduler
+            // may run (and a hook the scheduler calls runs with preemption
+            // off, so it does not schedule again).
             unsafe { kpgo_hook_exit() };
         }
+    }
+
+    /// Waits for an RCU grace period: every hook section ([`HookSection`])
+    /// and read section (`ReadSection`) that began before the call has
+    /// ended when it returns. Sleeps.
+    pub(crate) fn wait_for_readers() {
+        // SAFETY: no precondition beyond the caller's, who may sleep.
+        unsafe { kpgo_wait_for_readers() };
     }
 
     /// A `T` that is freed after an RCU grace period
@@ -427,6 +458,13 @@ mod modules {
         head: Opaque<bindings::callback_head>,
         value: T,
     }
+
+    // SAFETY: a shared `RcuBox` gives access to `value` only (`Deref`),
+    // which is `Sync`; `head` is never used through a shared reference:
+    // only `free_after_grace_period` hands it to `call_rcu`, from the
+    // `KBox` that owns the box, after which nothing else can reach it
+    // (its contract's caller withdrew it from every reader first).
+    unsafe impl<T: Sync> Sync for RcuBox<T> {}
 
     impl<T> RcuBox<T> {
         /// Allocates one.
@@ -523,12 +561,11 @@ mod modules {
         /// # Safety
         ///
         /// The module is coming or live, and will get its GOING
-        /// notification. Once the caller has handled it, the descriptor's
-        /// methods that read the sections (see `ProfiledObject`) are called
-        /// only in RCU read-side sections (hook or read sections) that
-        /// began before the caller withdrew the descriptor from where they
-        /// find it: the loader frees the memory after the GOING notifiers
-        /// returned and a grace period passed.
+        /// notification. Once the caller's handling of it returns, the
+        /// descriptor's methods that read the sections (see
+        /// `ProfiledObject`) are not called any more: the loader may free
+        /// the memory as soon as the GOING notifiers returned (kpgo's
+        /// waits for its own readers, `objects::retire`).
         pub(crate) unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError> {
             let pgo = self.pgo();
             let range =
@@ -554,15 +591,16 @@ mod modules {
             // The ranges are the module's sections as the loader placed them
             // (`find_module_pgo_sections()`), mapped until `free_module()`
             // (or the failed load's cleanup), which for a module that got
-            // (or will get) its GOING notification frees them after the
-            // GOING notifiers returned and a `synchronize_rcu()`. The
-            // counters, bitmap, heads and nodes are writable (the loader
-            // keeps `__llvm_prf_vnds` out of ro_after_init) and written only
-            // by the module's code and the core's atomics; the records,
-            // names, notes and version word (the module's, or vmlinux's)
-            // are not written after load.
-            // SAFETY: as above; the caller's reads end before the memory is
-            // freed (this function's contract).
+            // (or will get) its GOING notification frees them only after the
+            // GOING notifiers returned. The counters, bitmap, heads and nodes
+            // are writable (the loader keeps `__llvm_prf_vnds` out of
+            // ro_after_init) and written only by the module's code and the
+            // core's atomics; the records, names, notes and version word
+            // (the module's, or vmlinux's) are written by the loader's
+            // relocations before COMING and by nothing after, and the
+            // loader makes `__llvm_prf_data` read-only once init returned.
+            // SAFETY: as above; the caller's reads end before its GOING
+            // handling returns (this function's contract).
             unsafe { ProfiledObject::new_checked(sections, version_word) }
         }
     }

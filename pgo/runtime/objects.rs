@@ -28,19 +28,21 @@
 //!
 //! The hooks take no lock, run in NMI context, and may find a descriptor
 //! just before its module's GOING notification withdraws it. So a hook
-//! looks up and uses a descriptor with preemption off (an RCU-sched
-//! read-side section; [`HookSection`]), and a withdrawn descriptor is freed
-//! only after an RCU grace period ([`free_after_grace_period`]): every hook
-//! that could have found it has returned by then. Module code that runs
-//! after GOING (async work, which the loader waits for only afterwards)
-//! finds nothing in the map and its values are not recorded. Module code
-//! never runs where RCU is not watching: such code (idle, entry) is
-//! `noinstr`, which is never instrumented.
-//!
-//! Profile readers use a module's descriptor and memory in an RCU read-side
-//! section too (`registry`); the loader frees a module's memory after a
-//! grace period as well (`free_module()`).
+//! looks up and uses a descriptor, and the module memory it describes,
+//! with preemption off (an RCU-sched read-side section; [`HookSection`]).
+//! Profile readers use them in an RCU read-side section (`registry`).
+//! [`retire`], in the GOING notification, waits for a grace period of its
+//! own after the withdrawal: when it returns, every hook and reader that
+//! could have found the descriptor has finished, so the descriptor is
+//! freed there, and the loader may free the module's memory once the
+//! notification returns, whatever else it waits for. Module code that
+//! runs after GOING (async work, which the loader waits for only
+//! afterwards) finds nothing in the map and its values are not recorded.
+//! Module code never runs where RCU is not watching: such code (idle,
+//! entry) is `noinstr`, which is never instrumented.
 
+#[cfg(CONFIG_MODULES)]
+use core::ptr;
 #[cfg(CONFIG_MODULES)]
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -48,7 +50,7 @@ use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use kernel::prelude::*;
 
 #[cfg(CONFIG_MODULES)]
-use super::kernel_api::{free_after_grace_period, HookSection, RcuBox, MODULE_AREA};
+use super::kernel_api::{wait_for_readers, HookSection, MODULE_AREA};
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 
 crate::linked_image!(fn vmlinux_sections, pub(crate) fn vmlinux_version_word);
@@ -89,9 +91,9 @@ pub(crate) struct ModuleObject {
     _baselines: KVVec<core::sync::atomic::AtomicU64>,
 }
 
-/// A module's descriptor as the map holds it: freed after a grace period.
+/// A module's descriptor as the map holds it: freed by [`retire`].
 #[cfg(CONFIG_MODULES)]
-pub(crate) type Descriptor = RcuBox<ModuleObject>;
+pub(crate) type Descriptor = ModuleObject;
 
 /// Bytes one descriptor takes (its baselines aside).
 #[cfg(CONFIG_MODULES)]
@@ -119,11 +121,14 @@ impl ModuleObject {
         // SAFETY: one zeroed baseline per node, valid while `object` is.
         unsafe { object.attach_baselines(baselines.as_mut_ptr()) };
         let bytes = DESCRIPTOR_BYTES + capacity * core::mem::size_of::<u64>();
-        let descriptor = RcuBox::new(Self {
-            object,
-            module,
-            _baselines: baselines,
-        })?;
+        let descriptor = KBox::new(
+            Self {
+                object,
+                module,
+                _baselines: baselines,
+            },
+            GFP_KERNEL,
+        )?;
         DESCRIPTORS.fetch_add(1, Ordering::Relaxed);
         DESCRIPTORS_BYTES.fetch_add(bytes, Ordering::Relaxed);
         Ok(descriptor)
@@ -164,8 +169,8 @@ struct Table([AtomicPtr<Descriptor>; PAGES_PER_TABLE]);
 ///
 /// A non-null entry is a table leaked by [`reserve`], never
 /// freed, all of whose pointers are null or a descriptor that
-/// [`publish`] put there; a descriptor is freed only after a grace period
-/// that follows its [`withdraw`] from every page.
+/// [`publish`] put there; a descriptor is freed only by [`retire`], after
+/// a grace period that follows its [`withdraw`] from every page.
 #[cfg(CONFIG_MODULES)]
 struct ModuleMap([AtomicPtr<Table>; TABLES]);
 
@@ -195,10 +200,13 @@ fn page(addr: usize) -> Option<usize> {
 #[inline(always)]
 fn slot(addr: usize) -> Option<&'static AtomicPtr<Descriptor>> {
     let page = page(addr)?;
-    let table = MAP.0[page / PAGES_PER_TABLE].load(Ordering::Acquire);
+    // `page()` keeps the index below `TABLES * PAGES_PER_TABLE`, but the
+    // hooks do not rely on the optimizer seeing it: no bounds check that
+    // can panic.
+    let table = MAP.0.get(page / PAGES_PER_TABLE)?.load(Ordering::Acquire);
     // SAFETY: a non-null table is never freed (`ModuleMap`'s invariant).
     let table = unsafe { table.as_ref() }?;
-    Some(&table.0[page % PAGES_PER_TABLE])
+    table.0.get(page % PAGES_PER_TABLE)
 }
 
 /// The pages of a module's data records, first and last.
@@ -249,28 +257,36 @@ pub(crate) fn reserve(object: &ProfiledObject) -> Result {
 }
 
 /// Publishes `descriptor` to the hooks on every page of its data records.
-/// [`reserve`] made its tables.
+/// [`reserve`] made its tables. A page that holds another descriptor (a
+/// loader bug: a module's pages are its own) keeps it, with a warning;
+/// the hooks then do not find `descriptor` there.
 ///
 /// # Safety
 ///
 /// `descriptor` is freed only by [`retire`], after it was withdrawn
-/// ([`withdraw`]); its data records lie in pages of a loaded module that
-/// no other published descriptor shares.
+/// ([`withdraw`]).
 #[cfg(CONFIG_MODULES)]
 pub(crate) unsafe fn publish(descriptor: &'static Descriptor) {
+    let new = descriptor as *const Descriptor as *mut Descriptor;
+    let mut taken = 0usize;
     for_each_slot(&descriptor.object, |slot| {
-        // INVARIANT: the page is the module's alone (the caller's
-        // contract), so it was null; `descriptor` lives until a grace
-        // period after `withdraw` (the caller's contract).
-        slot.store(
-            descriptor as *const Descriptor as *mut Descriptor,
-            Ordering::Release,
-        );
+        // INVARIANT: stored only where the slot was null; `descriptor`
+        // lives until a grace period after `withdraw` (the caller's
+        // contract).
+        if slot
+            .compare_exchange(ptr::null_mut(), new, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            taken += 1;
+        }
     });
+    if taken != 0 {
+        pr_warn!("{taken} page(s) of a module's profile data already belong to another module\n");
+    }
 }
 
 /// Withdraws `descriptor` from the hooks: none finds it any more. Free it
-/// with [`free_after_grace_period`].
+/// with [`retire`].
 #[cfg(CONFIG_MODULES)]
 pub(crate) fn withdraw(descriptor: &Descriptor) {
     for_each_slot(&descriptor.object, |slot| {
@@ -285,7 +301,9 @@ pub(crate) fn withdraw(descriptor: &Descriptor) {
     });
 }
 
-/// Frees a withdrawn descriptor once no hook or reader can hold it.
+/// Waits until no hook or reader can hold a withdrawn descriptor, or the
+/// module memory it describes, and frees it: when this returns, the
+/// loader may free the module's memory. Sleeps (a grace period).
 ///
 /// # Safety
 ///
@@ -293,7 +311,10 @@ pub(crate) fn withdraw(descriptor: &Descriptor) {
 /// published on, and nothing that begins from now on can reach it.
 #[cfg(CONFIG_MODULES)]
 pub(crate) unsafe fn retire(descriptor: KBox<Descriptor>) {
-    free_after_grace_period(descriptor);
+    // Every hook section and read section that began before the
+    // withdrawal has ended when this returns.
+    wait_for_readers();
+    drop(descriptor);
 }
 
 #[cfg(CONFIG_MODULES)]
@@ -316,6 +337,7 @@ fn for_each_slot(object: &ProfiledObject, mut f: impl FnMut(&AtomicPtr<Descripto
 /// being unloaded). Constant time: one lookup in the map.
 #[cfg(CONFIG_MODULES)]
 #[inline]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub(crate) fn record_module_target(record: usize, index: u32, value: u64) {
     let Some(slot) = slot(record) else {
         return;

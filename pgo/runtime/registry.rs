@@ -33,8 +33,9 @@
 //! (found by its name and identity) is withdrawn from the hooks, its counts
 //! are merged into the saved profile of its build (created at the first
 //! unload; all saved profiles together take at most
-//! `CONFIG_PGO_KEPT_PROFILES_KB`), and its descriptor is freed after an RCU
-//! grace period (`objects`).
+//! `CONFIG_PGO_KEPT_PROFILES_KB`), and the notification waits for an RCU
+//! grace period, then frees its descriptor: when it returns, no hook or
+//! reader uses the descriptor or the module's memory (`objects`).
 //!
 //! The module notifier is registered before any module can load (see
 //! `glue.c`), so every module comes through COMING.
@@ -58,7 +59,7 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection};
+use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection, MODULE_NAME_LEN};
 use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
 
@@ -77,8 +78,8 @@ const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB
 #[cfg(not(CONFIG_MODULES))]
 const KEPT_PROFILES_LIMIT: usize = 0;
 
-/// Longest module name, with its NUL (`MODULE_NAME_LEN` on 64-bit).
-const NAME_LEN: usize = 56;
+/// Longest entry name, with its NUL: a module's.
+const NAME_LEN: usize = MODULE_NAME_LEN;
 
 /// The name of an entry: `vmlinux`, or a module's name.
 #[derive(Clone, Copy)]
@@ -209,9 +210,13 @@ impl ModuleParts {
 
 /// What may keep an entry's live descriptor and saved profiles while it
 /// is held: an RCU read-side section begun before they are loaded, or the
-/// entry's writer mutex, without which they are not withdrawn. Each use
-/// asks [`Self::keeps`] of the entry at hand. (Without modules nothing
-/// asks: vmlinux's objects are never freed.)
+/// entry's writer mutex, without which they are not withdrawn.
+///
+/// This is a run-time check, not a proof: the types do not tie a section
+/// or a guard to an entry. Each use asks [`Self::keeps`] of the entry at
+/// hand and, where it says no, reads nothing (and warns: a bug of the
+/// caller). (Without modules nothing asks: vmlinux's objects are never
+/// freed.)
 #[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
 pub(crate) trait KeepsLive {
     /// Whether this keeps `entry`'s objects.
@@ -265,12 +270,10 @@ pub(crate) struct Entry {
 }
 
 /// A change to an entry's profile, from [`Entry::begin_change`] to the
-/// drop; its writer mutex is held meanwhile. Only modules change what
-/// an entry's profile is made of.
-#[cfg(CONFIG_MODULES)]
+/// drop; its writer mutex is held meanwhile: a module's load or unload,
+/// a reset.
 struct Change<'a>(&'a AtomicUsize);
 
-#[cfg(CONFIG_MODULES)]
 impl Drop for Change<'_> {
     fn drop(&mut self) {
         // The change's writes happen before the count is even again.
@@ -307,7 +310,6 @@ impl Entry {
     }
 
     /// Begins a change; the caller holds `writer`.
-    #[cfg(CONFIG_MODULES)]
     fn begin_change(&self) -> Change<'_> {
         self.changes.fetch_add(1, Ordering::Relaxed);
         // Readers that see a write of the change see the odd count.
@@ -368,10 +370,7 @@ impl Entry {
         mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
     ) -> Result<(), E> {
         if !proof.keeps(self) {
-            pr_warn!(
-                "kpgo: {}: saved profiles read without a section\n",
-                self.name
-            );
+            pr_warn!("{}: saved profiles read without a section\n", self.name);
             return Ok(());
         }
         let mut saved = self.module.saved.load(Ordering::Acquire);
@@ -404,7 +403,7 @@ impl Entry {
             Kind::Vmlinux => Some(vmlinux()),
             #[cfg(CONFIG_MODULES)]
             Kind::Module if !proof.keeps(self) => {
-                pr_warn!("kpgo: {}: module read without a section\n", self.name);
+                pr_warn!("{}: module read without a section\n", self.name);
                 None
             }
             // A descriptor is freed only after a grace period that follows
@@ -425,9 +424,11 @@ impl Entry {
             entry: self,
             _guard: self.writer.lock(),
         };
+        // The whole reset is one change, counters included: a read that
+        // overlaps any of it starts again.
+        let _change = self.begin_change();
         #[cfg(CONFIG_MODULES)]
         {
-            let _change = self.begin_change();
             let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
             while !saved.is_null() {
                 // Unlinked under `writer`, reachable by nothing that begins

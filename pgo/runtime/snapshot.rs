@@ -17,13 +17,13 @@
 //! load, unload or reset of the entry changed what its profile is made of
 //! meanwhile (its change count moved), the bytes may mix two states: the
 //! read lets that writer finish (it sleeps a millisecond, holding nothing)
-//! and starts again. A writer's change is short (a merge of one module), so
-//! the read completes once the entry is quiet for as long as serializing it
-//! takes.
+//! and starts again. A writer's change is short (a merge of one module, a
+//! reset), so the read completes once the entry is quiet for as long as
+//! serializing it takes; a fatal signal ends it before.
 
 use kernel::prelude::*;
 
-use super::kernel_api::reschedule_point;
+use super::kernel_api::{fatal_signal_pending, reschedule_point};
 use super::registry::Entry;
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink, PACE};
 use crate::profile::writer::{profile_size_bound_in, write_profile, WriteError};
@@ -57,6 +57,12 @@ fn grow(bytes: &mut KVVec<u8>, len: usize) -> Result {
 pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
     let mut bytes = KVVec::new();
     loop {
+        // A writer that never rests (a module loaded and unloaded in a
+        // loop, resets) could keep the read starting again: it can be
+        // killed.
+        if fatal_signal_pending() {
+            return Err(EINTR);
+        }
         let Some(changes) = entry.stable_changes() else {
             entry.wait_for_writer();
             continue;
@@ -88,8 +94,10 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let unchanged = entry.unchanged_since(changes);
         match serialized {
             Ok(()) if unchanged => {
-                // SAFETY: `written <= bound`: the length shrinks to bytes
-                // that `extend_with` initialised.
+                // SAFETY: `written <= bytes.len()`: each sink wrote inside
+                // `bytes[written..]` (a `SliceSink` never writes past its
+                // slice), so the length shrinks to bytes that `grow`
+                // initialised.
                 unsafe { bytes.set_len(written) };
                 return Ok(bytes);
             }

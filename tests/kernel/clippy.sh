@@ -32,4 +32,14 @@ check "kernel/pgo/ builds under clippy-driver (status $status; $log)" test "$sta
 # Lines that start with the word (rustc, clippy) or carry it after a file
 # name (objtool: "kernel/pgo/kpgo.o: warning: objtool: ...").
 check_no_warnings "clippy, rustc and objtool: no warning or error in kernel/pgo/" "$log"
+# The kernel's pr_*! macros already start each line with the crate's
+# prefix (kpgo.rs: __LOG_PREFIX), so a message of its own would print it
+# twice ("kpgo: kpgo: ").
+doubled='pr_[a-z]+!\(\s*"kpgo:'
+check "the doubled-prefix pattern finds one (a control)" \
+	bash -c "printf 'pr_warn!(\n    \"kpgo: x\");\n' | grep -qPz '$doubled'"
+status=0
+grep -rlPz "$doubled" "$root/pgo" || status=$?
+check "no log message repeats the crate's prefix \"kpgo: \" (grep status $status)" \
+	test "$status" -eq 1
 summary kernel-clippy

@@ -12,6 +12,18 @@ or jump to, and fails if one of them is instrumented, calls a sanitizer
 through printk and instrumented code), or has a panic path, or if the
 walk meets an indirect call or jump (whose target it cannot follow).
 
+The one exit allowed is the scheduler's entry for notrace preemption
+sections (preempt_schedule_notrace, through its thunk or static call),
+which a hook's RCU-sched section calls when it ends with a reschedule
+due, as every preempt_enable() does: the walk stops there, checks that
+only kpgo_hook_exit goes there, and, on a kernel with preemption
+(CONFIG_PREEMPTION, which defines the function), that it does, so that
+a wakeup that comes during a hook is not left pending.
+
+On a kernel with kprobes (CONFIG_KPROBES), every function the hooks reach
+must be one kprobes refuses: in .kprobes.text, entry or noinstr text, or
+on the kprobes blacklist (NOKPROBE_SYMBOL).
+
 A function is instrumented if its code updates a counter, that is, writes
 into __llvm_prf_cnts: with entry counters first, every instrumented
 function does so (its entry counter), whatever its language. The data
@@ -23,6 +35,7 @@ end): the walk from kpgo_init, which is not instrumented, reaches
 instrumented code through calls, an indirect call and a panic path.
 """
 import bisect
+import os
 import re
 import struct
 import subprocess
@@ -30,7 +43,8 @@ import sys
 
 from judge import Checks
 
-LLVM = "/usr/lib/llvm-19/bin"
+# The toolchain's tools (tests/kernel/with-toolchain.sh sets them).
+LLVM = os.environ.get("KPGO_LLVM_BIN", "/usr/lib/llvm-19/bin")
 HOOKS = ["__llvm_profile_instrument_target", "__llvm_profile_instrument_memop"]
 # Calls into the sanitizers' runtimes, by name prefix.
 SANITIZER = re.compile(r"^(__asan_|__kasan_|__kcsan_|__tsan_|__ubsan_|__sanitizer_|__msan_|"
@@ -139,9 +153,19 @@ def disassemble(names):
     return found
 
 
+# The scheduler's entry points for a notrace preemption section's end
+# (preempt_enable_notrace()): the function, the x86 thunk that saves the
+# caller's registers, and the static call of PREEMPT_DYNAMIC.
+PREEMPTION_POINTS = {"preempt_schedule_notrace", "preempt_schedule_notrace_thunk",
+                     "__SCT__preempt_schedule_notrace"}
+# Who calls or jumps to a preemption point: {point: {caller}}.
+preemption_callers = {}
+
+
 def walk(roots, limit=None):
     """{name: Function} of ROOTS and of every function they reach by
-    direct calls and jumps, level by level; at most LIMIT functions."""
+    direct calls and jumps, level by level; at most LIMIT functions. A
+    preemption point ends a path (preemption_callers records who calls it)."""
     seen, level = {}, list(roots)
     while level and (limit is None or len(seen) < limit):
         wanted = [n for n in level if n in symbols and "+" not in n]
@@ -153,7 +177,11 @@ def walk(roots, limit=None):
         found = disassemble(wanted) if wanted else {}
         for name in wanted:
             seen[name] = found.get(name, Function())
-        level = sorted({c for f in found.values() for c in f.callees | f.jumps} - set(seen))
+        for name, f in found.items():
+            for point in (f.callees | f.jumps) & PREEMPTION_POINTS:
+                preemption_callers.setdefault(point, set()).add(name)
+        level = sorted({c for f in found.values() for c in f.callees | f.jumps}
+                       - set(seen) - PREEMPTION_POINTS)
     return seen
 
 
@@ -199,6 +227,42 @@ check("the hooks make no indirect call or jump", not indirect(seen), "; ".join(i
 check("the hooks reach no panic path (no overflow or bounds check)", not panics(seen, plain),
       ", ".join(panics(seen, plain)))
 check("both hooks are in the image", all(h in symbols for h in HOOKS))
+callers = set().union(*preemption_callers.values()) if preemption_callers else set()
+print(f"preemption points reached: {sorted(preemption_callers)} from {sorted(callers)}")
+check("only kpgo_hook_exit (the end of a hook's RCU-sched section) enters the scheduler",
+      callers <= {"kpgo_hook_exit"}, ", ".join(sorted(callers)))
+if "preempt_schedule_notrace" in symbols:
+    check("kpgo_hook_exit takes a reschedule that came due in the section "
+          "(reaches preempt_schedule_notrace: the kernel is preemptible)",
+          "kpgo_hook_exit" in seen and "kpgo_hook_exit" in callers)
+else:
+    print("no preempt_schedule_notrace: a kernel without preemption, where a hook "
+          "section's end has no reschedule to take")
+
+# Kprobes: every function the hooks reach is refused as a probe point.
+if "__start_kprobe_blacklist" in symbols:
+    refused = [(symbols[f"__{area}_text_start"], symbols[f"__{area}_text_end"])
+               for area in ("kprobes", "entry", "noinstr")
+               if f"__{area}_text_start" in symbols]
+    black = read(symbols["__start_kprobe_blacklist"],
+                 symbols["__stop_kprobe_blacklist"] - symbols["__start_kprobe_blacklist"])
+    blacklisted = set(struct.unpack(f"<{len(black) // 8}Q", black))
+
+    def probeable(names):
+        return [n for n in names
+                if symbols[n] not in blacklisted
+                and not any(lo <= symbols[n] < hi for lo, hi in refused)]
+
+    print(f"kprobes: {len(blacklisted)} blacklisted functions, refused areas "
+          f"{[f'{lo:#x}-{hi:#x}' for lo, hi in refused]}")
+    open_to_probes = probeable([n for n in seen if n in symbols])
+    check("kprobes refuse every function the hooks reach (.kprobes.text, entry or noinstr "
+          "text, NOKPROBE_SYMBOL)", not open_to_probes,
+          ", ".join(plain.get(n, n) for n in open_to_probes))
+    check("... a test that can fail: kprobes accept kpgo_init and start_kernel",
+          probeable(["kpgo_init", "start_kernel"]) == ["kpgo_init", "start_kernel"])
+else:
+    print("no __start_kprobe_blacklist: a kernel without kprobes")
 
 # The detectors themselves, where they must fire.
 probe = "start_kernel"

@@ -141,6 +141,37 @@ rmmod pgo_corrupt_cnts
 mark "corrupt-cnts end"
 step corrupt-cnts
 
+# 4c. Kprobes: the hooks and the Rust functions they call are refused as
+#     probe points (NOKPROBE_SYMBOL, .kprobes.text); kpgo's other code is
+#     not. Each line: the symbol, 0 if the probe was accepted, and
+#     whether kprobes' blacklist lists it.
+mark "kprobes start"
+events=/sys/kernel/tracing/kprobe_events
+[ -e $events ] || mount -t tracefs nodev /sys/kernel/tracing
+probe() {
+	listed=unlisted
+	# "0xSTART-0xEND<tab>NAME" per function.
+	grep -qE "[[:space:]]$1\$" /sys/kernel/debug/kprobes/blacklist && listed=listed
+	if echo "p:kpgo_probe $1" >>$events 2>/dev/null; then
+		echo "$1 0 $listed" >>$r/kprobes
+		echo "-:kpgo_probe" >>$events
+	else
+		echo "$1 1 $listed" >>$r/kprobes
+	fi
+}
+: >$r/kprobes
+for sym in __llvm_profile_instrument_target __llvm_profile_instrument_memop \
+	kpgo_hook_enter kpgo_hook_exit \
+	$(grep -E ' [tT] _R.*4kpgo.*(18record_target_slow|19record_target_first|18check_hook_version|9add_value|14least_frequent)$' \
+		/proc/kallsyms | cut -d' ' -f3); do
+	probe "$sym"
+done
+# The control: a function of kpgo off the hooks' path.
+echo control >>$r/kprobes
+probe kpgo_cond_resched
+mark "kprobes end"
+step kprobes
+
 # 5. kmemleak: two scans (reported objects must be 5 s old).
 mark "kmemleak start"
 echo scan >/sys/kernel/debug/kmemleak

@@ -314,6 +314,20 @@ def paths(r, console):
           and "pgo_corrupt_far.profraw" not in read(r / "ls-corrupt-far"),
           "; ".join(lines[-5:]))
 
+    # 4c. Kprobes.
+    probes = read(r / "kprobes").split("control\n")
+    hooks = [line.split() for line in probes[0].splitlines()]
+    control = probes[1].split() if len(probes) == 2 else []
+    rust = [h[0] for h in hooks if h[0].startswith("_R")]
+    check("kprobe_events refuses the hooks, kpgo_hook_enter/exit and the Rust functions "
+          f"they call ({len(rust)} found in /proc/kallsyms), each on kprobes' blacklist",
+          len(hooks) >= 5 and bool(rust)
+          and all(h[1:] == ["1", "listed"] for h in hooks),
+          "; ".join(" ".join(h) for h in hooks))
+    check("... a test that can fail: it accepts kpgo_cond_resched, off the hooks' path "
+          "and off the blacklist", control == ["kpgo_cond_resched", "0", "unlisted"],
+          str(control))
+
     check_kmemleak(r, console)
     check_console_by_kind(console)
 

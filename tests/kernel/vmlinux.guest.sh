@@ -54,6 +54,30 @@ echo vmlinux >$pgo/reset
 cat $pgo/vmlinux.profraw >$r/after-reset-vmlinux.profraw
 cat $pgo/reset >$r/reset-read
 step reset-vmlinux
+# Resets back to back: a read that any of them overlaps starts again (a
+# reset is a change of the entry), so none completes while they go on;
+# SIGKILL ends it (it checks at each new start). Then a read completes.
+state() { cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null || echo gone; }
+(while [ ! -e /tmp/resets-stop ]; do echo vmlinux >$pgo/reset; done) &
+resets=$!
+sleep 1
+cat $pgo/vmlinux.profraw >/tmp/during-resets.profraw &
+reader=$!
+sleep 3
+case $(state $reader) in Z | gone) ;; *) echo running >$r/reader-during-resets ;; esac
+kill -9 $reader
+i=0
+while [ $i -lt 50 ]; do
+	case $(state $reader) in Z | gone) echo "$i" >$r/reader-killed-ds; break ;; esac
+	sleep 0.1
+	i=$((i + 1))
+done
+case $(state $resets) in Z | gone) ;; *) echo running >$r/resets-ran-on ;; esac
+touch /tmp/resets-stop
+wait $resets || true
+wait $reader 2>/dev/null || true
+cat $pgo/vmlinux.profraw >$r/after-resets.profraw
+step reset-storm
 # Time to read the whole profile in the guest (/proc/uptime: 10 ms steps).
 start=$(cut -d' ' -f1 /proc/uptime)
 cat $pgo/vmlinux.profraw >/dev/null

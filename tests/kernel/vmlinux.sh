@@ -72,6 +72,12 @@ check "echo vmlinux > reset zeroes the kernel image (${getpid_vmlinux:-?})" \
 	in_range "${getpid_vmlinux:--1}" 0 10
 check_after reset-vmlinux "reset reads as empty" test -e "$r/reset-read" -a ! -s "$r/reset-read"
 
+check_after reset-storm "a read overlapped by resets back to back starts again: \
+it had not completed after 3 s" test -e "$r/reader-during-resets" -a -e "$r/resets-ran-on"
+check_after reset-storm "... and SIGKILL ends it within 5 s, resets still going \
+($(cat "$r/reader-killed-ds" 2>/dev/null || echo '?') x 100 ms)" test -e "$r/reader-killed-ds"
+check_after reset-storm "a read after the resets is a profile llvm-profdata accepts" \
+	"$profdata" show "$r/after-resets.profraw"
 check "one open file gives the same bytes read 1 byte at a time and in bulk" \
 	cmp "$r/bytewise.profraw" "$r/bulk.profraw"
 check "the snapshot is a whole profile" test "$(stat -c %s "$r/bytewise.profraw")" -gt 100000

@@ -21,6 +21,22 @@ class Mutant:
 
 MUTANTS = [
     Mutant(
+        "read-not-killable",
+        "a profile read that keeps starting again ignores fatal signals (issue 27, bug 5)",
+        ["vmlinux"],
+        [("pgo/runtime/snapshot.rs",
+          "        if fatal_signal_pending() {\n",
+          "        if fatal_signal_pending() && false {\n")],
+    ),
+    Mutant(
+        "log-prefix-twice",
+        "a log message repeats the crate's prefix (issue 27, bug 7)",
+        ["clippy"],
+        [("pgo/runtime/registry.rs",
+          'pr_warn!("{}: module read without a section\\n", self.name);',
+          'pr_warn!("kpgo: {}: module read without a section\\n", self.name);')],
+    ),
+    Mutant(
         "guest-stops-halfway",
         "the vmlinux guest script stops (with status 0) after its getpid step",
         ["vmlinux"],

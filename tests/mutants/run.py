@@ -51,6 +51,7 @@ SUITES = {
     "rust": ([str(SRC / "tests/kernel/rust.sh")], True),
     "scale": ([str(SRC / "tests/kernel/scale.sh")], True),
     "model": ([str(SRC / "tests/model/model.sh")], True),
+    "clippy": ([str(SRC / "tests/kernel/clippy.sh")], True),
 }
 # What scripts/kmake copies into the tree (integration/series' copy=
 # items): a mutant may change these, the tests and the benchmarks' tools
