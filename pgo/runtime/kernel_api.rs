@@ -267,7 +267,8 @@ extern "C" {
 }
 
 /// `MODULE_NAME_LEN`: the bytes of a module's name, its NUL included, as
-/// `struct module` has them.
+/// `struct module` has them (which has no fields without modules).
+#[cfg(CONFIG_MODULES)]
 pub(crate) const MODULE_NAME_LEN: usize = {
     const fn len<const N: usize>(_: fn(&bindings::module) -> &[c_char; N]) -> usize {
         N

@@ -59,10 +59,12 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection, MODULE_NAME_LEN};
+use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection};
 use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
 
+#[cfg(CONFIG_MODULES)]
+use super::kernel_api::MODULE_NAME_LEN;
 #[cfg(CONFIG_MODULES)]
 use super::kernel_api::{unload_warning_allowed, Module, ModuleEvents, ModuleNotifier, RcuBox};
 #[cfg(CONFIG_MODULES)]
@@ -78,8 +80,12 @@ const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB
 #[cfg(not(CONFIG_MODULES))]
 const KEPT_PROFILES_LIMIT: usize = 0;
 
-/// Longest entry name, with its NUL: a module's.
+/// Longest entry name, with its NUL: a module's, or without modules
+/// `vmlinux`, the only entry.
+#[cfg(CONFIG_MODULES)]
 const NAME_LEN: usize = MODULE_NAME_LEN;
+#[cfg(not(CONFIG_MODULES))]
+const NAME_LEN: usize = b"vmlinux\0".len();
 
 /// The name of an entry: `vmlinux`, or a module's name.
 #[derive(Clone, Copy)]
