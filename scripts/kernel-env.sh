@@ -18,28 +18,52 @@ KPGO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
 
 # BASE: the base configuration, a kconfig target (tinyconfig, the default;
-# defconfig) or the path of a .config.  Each base has its own build folder,
-# KPGO_BUILD: build/ for tinyconfig (the paths the README names),
-# build/<target> for another target, build/config-<file name>-<hash of its
-# path> for a file.  The trees of a base are KPGO_BUILD/linux (make kernel),
-# linux-nopgo (make baseline), linux-optimized (make optimized) and
-# bench/{instrumented,optimized,baseline} (make, the main job).
+# defconfig), a distribution's configuration by name (debian-cloud: Debian's
+# cloud-amd64 kernel, /usr/src/linux-config-6.12, with the modules of
+# scripts/configs/debian-cloud.modules) or the path of a .config.  Each
+# base has its own build folder, KPGO_BUILD: build/ for tinyconfig (the
+# paths the README names), build/<target> for another target,
+# build/config-<file name>-<hash of its path> for a file, and for a
+# distribution's KPGO_OUT/<name> (below).  The trees of a base are
+# KPGO_BUILD/linux (make kernel), linux-nopgo (make baseline),
+# linux-optimized (make optimized) and bench/{instrumented,optimized,
+# baseline} (make, the main job).  KPGO_BASE_CONFIG is the base's .config
+# file, empty for a kconfig target.
 KPGO_BASE=${BASE:-tinyconfig}
-if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
-	[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
-	KPGO_BASE=$(realpath "$KPGO_BASE")
-	KPGO_BUILD=$KPGO_ROOT/build/config-$(basename "$KPGO_BASE" | tr -c 'A-Za-z0-9._\n-' _)-$(
-		printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)
-elif [[ $KPGO_BASE =~ ^[A-Za-z0-9_.-]*config$ ]]; then
-	if [[ $KPGO_BASE == tinyconfig ]]; then
-		KPGO_BUILD=$KPGO_ROOT/build
+KPGO_BASE_CONFIG=
+# KPGO_OUT: where build folders go: build/ in the repository, but for a
+# distribution's configuration, whose builds take hours, KPGO_CACHE/out, so
+# that a fresh clone (CI's) or a deleted build/ does not lose them.  The
+# kernel source imported into git (below) goes there too: the trees share
+# its objects.
+case $KPGO_BASE in
+debian-cloud)
+	KPGO_BASE_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
+	[[ -f $KPGO_BASE_CONFIG ]] ||
+		{ echo "BASE=$KPGO_BASE: $KPGO_BASE_CONFIG missing: run scripts/setup" >&2; exit 1; }
+	KPGO_OUT=${KPGO_OUT:-$KPGO_CACHE/out}
+	KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
+	;;
+*)
+	KPGO_OUT=${KPGO_OUT:-$KPGO_ROOT/build}
+	if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
+		[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
+		KPGO_BASE=$(realpath "$KPGO_BASE")
+		KPGO_BASE_CONFIG=$KPGO_BASE
+		KPGO_BUILD=$KPGO_OUT/config-$(basename "$KPGO_BASE" | tr -c 'A-Za-z0-9._\n-' _)-$(
+			printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)
+	elif [[ $KPGO_BASE =~ ^[A-Za-z0-9_.-]*config$ ]]; then
+		if [[ $KPGO_BASE == tinyconfig ]]; then
+			KPGO_BUILD=$KPGO_OUT
+		else
+			KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
+		fi
 	else
-		KPGO_BUILD=$KPGO_ROOT/build/$KPGO_BASE
+		echo "BASE=$KPGO_BASE: neither a kconfig target (…config), debian-cloud nor a file" >&2
+		exit 1
 	fi
-else
-	echo "BASE=$KPGO_BASE: neither a kconfig target (…config) nor a file" >&2
-	exit 1
-fi
+	;;
+esac
 # KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
 # (scripts/setup installs it).  Another one (another 6.12.y: make
 # check-stable) has a build folder of its own, build/source-<name of the
@@ -47,13 +71,13 @@ fi
 # the folders of each base and toolchain (build/source-.../defconfig/...).
 KPGO_DEFAULT_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-$KPGO_DEFAULT_TARBALL}
-KPGO_SOURCE_DIR=$KPGO_ROOT/build
+KPGO_SOURCE_DIR=$KPGO_OUT
 if [[ $KPGO_LINUX_TARBALL != "$KPGO_DEFAULT_TARBALL" ]]; then
 	[[ -f $KPGO_LINUX_TARBALL ]] || { echo "KPGO_LINUX_TARBALL=$KPGO_LINUX_TARBALL: no such file" >&2; exit 1; }
 	KPGO_LINUX_TARBALL=$(realpath "$KPGO_LINUX_TARBALL")
-	KPGO_SOURCE_DIR=$KPGO_ROOT/build/source-$(basename "$(dirname "$KPGO_LINUX_TARBALL")" |
+	KPGO_SOURCE_DIR=$KPGO_OUT/source-$(basename "$(dirname "$KPGO_LINUX_TARBALL")" |
 		tr -c 'A-Za-z0-9._\n-' _)-$(printf %s "$KPGO_LINUX_TARBALL" | sha1sum | cut -c1-8)
-	KPGO_BUILD=$KPGO_SOURCE_DIR${KPGO_BUILD#"$KPGO_ROOT/build"}
+	KPGO_BUILD=$KPGO_SOURCE_DIR${KPGO_BUILD#"$KPGO_OUT"}
 fi
 # The kernel source imported into git once (bare; its objects are shared by
 # every prepared tree): the base commit of the series in patches/.  The
@@ -134,6 +158,17 @@ kpgo_make_args=(
 	"RUST_LIB_SRC=$KPGO_RUST_LIB_SRC"
 	"BINDGEN=$KPGO_BINDGEN"
 )
+# KPGO_CCACHE=1: C compiles go through ccache, its cache in
+# KPGO_CACHE/ccache unless CCACHE_DIR names another: a tree built again
+# from scratch compiles only what changed.  Off by default, as every
+# compile costs more while the cache is cold (make check, CI on a fresh
+# machine); the distribution's builds turn it on (make check-distro).
+if [[ ${KPGO_CCACHE:-0} == 1 ]]; then
+	command -v ccache >/dev/null || { echo "KPGO_CCACHE=1: no ccache: run scripts/setup" >&2; exit 1; }
+	kpgo_make_args+=("CC=ccache clang")
+	export CCACHE_DIR=${CCACHE_DIR:-$KPGO_CACHE/ccache}
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-40G}
+fi
 
 # The version of the libclang that bindgen loads, as "major.minor.patch".
 # bindgen --version does not name it, and clang-sys picks the newest
