@@ -5,5 +5,5 @@
 # passes them on with the same words), as one extended regular expression:
 # what -Wno-error=backend-plugin is there for.  Any other -Wbackend-plugin
 # warning is one that -Werror would have stopped (scripts/build-optimized,
-# tests/kernel/defconfig.sh).
+# tests/kernel/whole-loop.sh).
 kpgo_profile_warnings=': (function control flow change detected \(hash mismatch\)|no profile data available for function|Inconsistent number of counts in|Profile in .* partially ignored|.* is annotated as a hot function but the profile is cold)'

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole loop on a base that make check cannot afford (hours on 2
+# cores): make check-defconfig (BASE=defconfig: x86_64 defconfig +
+# scripts/configs/{qemu,pgo,defconfig}.config, in-tree modules of several
+# kinds) and make check-distro (BASE=debian-cloud: Debian's cloud-amd64
+# configuration with the modules of scripts/configs/debian-cloud.modules,
+# built with ccache in KPGO_CACHE/out/debian-cloud; each stage reuses what
+# an earlier run built).  The main job (scripts/profile-kernel), then
+#   - the instrumented build has no compiler, objtool or modpost warning
+#     that the same configuration without PGO (the baseline) lacks, and the
+#     optimized one none but profile diagnostics;
+#   - the instrumented kernel booted (QEMU, TCG, 2 CPUs) and served
+#     vmlinux.profraw and a .profraw for every loaded instrumented module,
+#     each accepted by llvm-profdata merge;
+#   - the optimized build has 0 out-of-date functions and boots (the
+#     benchmark boots it);
+# and for a base with a module list (a distribution's):
+#   - the guest loaded the list's modules with modprobe, at least 150 of
+#     them; an entry that is no module of the kernel, or one whose load
+#     fails, must be one the list says so of (a comment on its line:
+#     "# not built: why", "# fails: why");
+#   - the workload (scripts/workload-distro.guest.sh) ran every step on the
+#     instrumented kernel, and again on the optimized and the baseline
+#     kernels, loading the same modules; no console has a splat.
+# The figures (build time per stage, sizes of vmlinux and of the modules
+# with their __llvm_prf_* sections, boot time, memory after boot, profile
+# sizes and the time to read them all, modules profiled, the benchmark:
+# -icount and the front-end model) go to KPGO_BUILD/<BASE>-report.md
+# (debian-cloud: distro-report.md).
+#
+# Usage: tests/kernel/whole-loop.sh BASE   (ROUNDS=, MODEL_ROUNDS= as for make)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export BASE=${1:?usage: tests/kernel/whole-loop.sh BASE}
+list=$root/scripts/configs/$BASE.modules
+distro=0
+[[ $BASE == */* || ! -f $list ]] || distro=1
+# Hours of compiling: kept in ccache across runs and trees.
+((distro == 0)) || export KPGO_CCACHE=${KPGO_CCACHE:-1}
+# The base's build folder and LLVM tools for the toolchain (TOOLCHAIN=).
+build=$("$root/scripts/base-dir") || exit 1
+llvm=$(bash -c 'source "$1/scripts/kernel-env.sh" && echo "$KPGO_LLVM_BIN"' _ "$root")
+bench=$build/bench
+results=$build/qemu/workload/results
+report=$build/$BASE-report.md
+((distro == 0)) || report=$build/distro-report.md
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+status=0
+"$root/scripts/profile-kernel" || status=$?
+check "the main job on $BASE completed (status $status)" test "$status" -eq 0
+
+# Warnings: compiler ("warning:"), objtool ("warning: objtool:"), modpost
+# ("WARNING: modpost:"), with tree paths and column numbers dropped.
+warnings() {
+	grep -E 'warning:|WARNING:' "$1" | sed -E "s|$bench/[a-z]+/||g; s|:[0-9]+:[0-9]+:|:|" | sort -u
+}
+check "both build logs are there (instrumented, baseline)" \
+	test -s "$bench/instrumented.log" -a -s "$bench/baseline.log"
+warnings "$bench/instrumented.log" >"$build/warnings-instrumented.txt"
+warnings "$bench/baseline.log" >"$build/warnings-baseline.txt"
+comm -23 "$build/warnings-instrumented.txt" "$build/warnings-baseline.txt" >"$build/warnings-new.txt"
+check "no warning that the build without PGO lacks ($(wc -l <"$build/warnings-new.txt") new)" \
+	test ! -s "$build/warnings-new.txt"
+# The optimized build too, but for the profile diagnostics (counted below;
+# by their words, since other -Wbackend-plugin warnings must still count):
+# objtool's IBT check once warned 2503 times there (patch 3).
+# shellcheck source=../../scripts/profile-warnings.sh
+source "$root/scripts/profile-warnings.sh"
+warnings "$bench/optimized.log" | grep -vE "$kpgo_profile_warnings" \
+	>"$build/warnings-optimized.txt" || true
+comm -23 "$build/warnings-optimized.txt" "$build/warnings-baseline.txt" >"$build/warnings-optimized-new.txt"
+check "the optimized build: no warning but profile diagnostics that the baseline lacks ($(wc -l <"$build/warnings-optimized-new.txt") new)" \
+	test ! -s "$build/warnings-optimized-new.txt"
+
+# Every loaded instrumented module has its profile, and llvm-profdata takes
+# each profile.
+check "the workload listed the loaded modules" test -s "$results/modules-loaded"
+: >"$build/modules-unprofiled.txt"
+# module_files TREE: "name path" of each .ko under TREE (a module's name
+# has _ where its file's may have -).
+module_files() {
+	local ko name
+	find "$1" -name '*.ko' | while IFS= read -r ko; do
+		name=${ko##*/}
+		name=${name%.ko}
+		echo "${name//-/_} $ko"
+	done
+}
+declare -A ko_of=()
+while read -r name ko; do
+	ko_of[$name]=$ko
+done < <(module_files "$bench/instrumented")
+loaded=0
+while read -r name _; do
+	ko=${ko_of[$name]:-}
+	[[ -n $ko ]] || continue
+	# grep reads to the end: with pipefail, grep -q's early exit would
+	# fail the pipeline (llvm-readelf's SIGPIPE) and skip the module.
+	"$llvm/llvm-readelf" -S "$ko" | grep __llvm_prf_data >/dev/null || continue
+	loaded=$((loaded + 1))
+	[[ -s $results/$name.profraw ]] || echo "$name" >>"$build/modules-unprofiled.txt"
+done <"$results/modules-loaded"
+check "every one of the $loaded loaded instrumented modules has its .profraw" \
+	test ! -s "$build/modules-unprofiled.txt"
+check "vmlinux.profraw served" test -s "$results/vmlinux.profraw"
+bad=0
+for f in "$results"/*.profraw; do
+	"$llvm/llvm-profdata" merge -o /dev/null "$f" 2>>"$build/merge-errors.txt" || bad=$((bad + 1))
+done
+check "every profile is accepted by llvm-profdata merge ($bad refused)" test "$bad" -eq 0
+
+counts=$bench/optimized/pgo-profile-diagnostics.txt
+out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
+missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
+check "optimized build: 0 out-of-date functions (${out_of_date:-?})" test "${out_of_date:--1}" -eq 0
+check "the optimized kernel booted and ran the benchmark" \
+	test -s "$build/bench-kernels/optimized-1/results/ops"
+
+if ((distro)); then
+	# The list against what the guest did; an entry that is not loaded
+	# must say why on its line.
+	listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | wc -l)
+	ok=$(wc -l <"$results/modules-ok" 2>/dev/null || echo 0)
+	check "the guest loaded the list's modules with modprobe: $ok of $listed, at least 150" \
+		test "$ok" -ge 150
+	for kind in missing:"not built" failed:fails; do
+		file=$results/modules-${kind%%:*}
+		unexplained=$(while read -r module; do
+			grep -qE "^$module[[:space:]]+# ${kind#*:}: " "$list" || echo "$module"
+		done <"$file" 2>/dev/null | tr '\n' ' ')
+		check "every module ${kind%%:*} in the guest is one the list says so of (${unexplained:-none other}; list: $(tr '\n' ' ' <"$file" 2>/dev/null))" \
+			test -f "$file" -a -z "$unexplained"
+	done
+	check_console "the instrumented kernel's console has no splat" "$build/qemu/workload/console.log"
+	check "the instrumented kernel ran every step of the workload ($(tail -1 "$results/steps" 2>/dev/null))" \
+		grep -qx profiles-read "$results/steps"
+	check "no workload step failed on the instrumented kernel ($(tr '\n' ',' <"$results/workload-failed" 2>/dev/null))" \
+		test ! -s "$results/workload-failed"
+	# The same workload on the optimized and baseline kernels.
+	for kernel in optimized baseline; do
+		out=$build/qemu/workload-$kernel
+		status=0
+		"$root/scripts/distro-workload" "$bench/$kernel" "$out" >"$out.log" 2>&1 || status=$?
+		check "$kernel: the workload completed (status $status)" test "$status" -eq 0
+		check "$kernel: every step ($(tail -1 "$out/results/steps" 2>/dev/null)), none failed ($(tr '\n' ',' <"$out/results/workload-failed" 2>/dev/null))" \
+			bash -c 'grep -qx profiles-read "$1/steps" && test ! -s "$1/workload-failed"' _ "$out/results"
+		check "$kernel: the same modules loaded as on the instrumented kernel" \
+			cmp -s "$results/modules-ok" "$out/results/modules-ok"
+		check_console "$kernel: the console has no splat" "$out/console.log"
+	done
+fi
+
+size_of() { "$llvm/llvm-size" "$1/vmlinux" | awk 'NR == 2 { print $1 " text, " $2 " data, " $3 " bss, " $4 " total" }'; }
+# sections KERNEL [FILE...]: text and the __llvm_prf_* sections, in bytes,
+# of FILE... of that kernel's tree.
+sections() {
+	"$root/scripts/elf-section-bytes" "$@" 2>/dev/null |
+		awk '$1 == ".text" || $1 ~ /^__llvm_prf/ { printf "%s%s %d", sep, $1, $2; sep = ", " } END { print "" }'
+}
+# The loaded modules' .ko files in tree $1 (unstripped: the sizes of the
+# sections that are loaded do not depend on it).
+loaded_kos() {
+	join <(cut -d' ' -f1 "$results/modules-loaded" | sort) <(module_files "$1" | sort) | cut -d' ' -f2
+}
+# kB of a /proc/meminfo field in file $2.
+meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
+{
+	echo "# $BASE: the PGO loop ($(date -u +%F))"
+	echo
+	echo "- Time per stage (s, 2 cores; a stage that was up to date is incremental): $(sed -n 's/^Time per stage (s): //p' "$build/report.md")"
+	echo "- CPU time per stage (s, user + system): $(sed -n 's/^CPU time per stage (s, user + system): //p' "$build/report.md")"
+	echo "- size vmlinux (llvm-size):"
+	echo "  - instrumented: $(size_of "$bench/instrumented")"
+	echo "  - baseline: $(size_of "$bench/baseline")"
+	echo "  - optimized: $(size_of "$bench/optimized")"
+	echo "- vmlinux sections (bytes): instrumented $(sections "$bench/instrumented/vmlinux"); baseline $(sections "$bench/baseline/vmlinux")"
+	if ((distro)); then
+		mapfile -t kos_instrumented < <(loaded_kos "$bench/instrumented")
+		mapfile -t kos_baseline < <(loaded_kos "$bench/baseline")
+		echo "- The ${#kos_instrumented[@]} loaded modules' sections (bytes, summed): instrumented $(sections "${kos_instrumented[@]}"); baseline (${#kos_baseline[@]}) $(sections "${kos_baseline[@]}")"
+		for kernel in instrumented optimized baseline; do
+			dir=$build/qemu/workload
+			[[ $kernel == instrumented ]] || dir+=-$kernel
+			echo "- $kernel: boot to the guest script $(sed -n 's/^boot_to_script_s=//p' "$dir/timing" 2>/dev/null) s (TCG, 2 CPUs);" \
+				"MemAvailable after boot $(meminfo MemAvailable "$dir/results/meminfo-boot") kB," \
+				"after loading the modules $(meminfo MemAvailable "$dir/results/meminfo-modules") kB"
+		done
+		echo "- Reading every profile file in the guest: $(cat "$results/profiles-read-time" 2>/dev/null) (s of uptime)"
+		echo "- Module list: $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | wc -l) listed, $(wc -l <"$results/modules-ok") loaded by modprobe;" \
+			"not modules of this kernel: $(tr '\n' ' ' <"$results/modules-missing"); failed: $(tr '\n' ' ' <"$results/modules-failed")"
+	fi
+	echo "- Profiles: vmlinux.profraw $(stat -c %s "$results/vmlinux.profraw") bytes;" \
+		"$(find "$results" -name '*.profraw' ! -name vmlinux.profraw | wc -l) module profiles," \
+		"$(cat "$results"/*.profraw | wc -c) bytes in all; merged $(stat -c %s "$build/kernel.profdata") bytes"
+	echo "- Boot to the guest script (instrumented, TCG, 2 CPUs): $(sed -n 's/^boot_to_script_s=//p' "$build/qemu/workload/timing") s"
+	echo "- Modules loaded: $(wc -l <"$results/modules-loaded"), instrumented and profiled: $loaded" \
+		"($(find "$results" -name '*.profraw' ! -name vmlinux.profraw -printf '%f ' | sed 's/\.profraw//g'))"
+	((distro)) ||
+		echo "- Modules whose init failed (no such device), profiled all the same: $(cat "$results/insmod-failed" 2>/dev/null | tr '\n' ' ')"
+	echo "- Profile diagnostics of the optimized build: ${out_of_date:-?} out of date, ${missing:-?} without data"
+	echo "- Warnings of the instrumented build that the baseline lacks: $(wc -l <"$build/warnings-new.txt")"
+	echo "- Warnings of the optimized build that the baseline lacks, profile diagnostics aside: $(wc -l <"$build/warnings-optimized-new.txt")"
+	echo
+	echo '```'
+	cat "$build/benchmark.txt"
+	echo '```'
+} >"$report"
+cat "$report"
+summary "$BASE"
