@@ -22,6 +22,14 @@
  * Arguments (-plugin kpgo-model.so,name=value,...): the parameters of
  * struct model_params, by the names in param_names[].  It refuses to run
  * with more than one vCPU: the structures are those of one core.
+ *
+ * line_report=N (default 0, off) also prints, when a window ends, how many
+ * distinct instruction cache lines the window fetched (its code
+ * footprint) and its N lines with the most L1i misses (then fetches):
+ *	kpgo-model lines window=ID fetched=N untracked=N
+ *	kpgo-model line window=ID addr=0x... fetches=N misses=N
+ * (bench/model/lines.py names their functions and compares two kernels);
+ * untracked counts the fetches of lines past the table's capacity.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +58,8 @@ struct model_params {
 	uint64_t itlb2_latency, page_walk, mispredict, taken;
 	/* Per 1000 repeats of a REP string instruction (fast strings). */
 	uint64_t rep_milli_cycles;
+	/* Report, not model: the lines with the most misses per window. */
+	uint64_t line_report;
 };
 
 /*
@@ -87,6 +97,7 @@ static const struct {
 	{ "page_walk", &params.page_walk },
 	{ "mispredict", &params.mispredict }, { "taken", &params.taken },
 	{ "rep_milli_cycles", &params.rep_milli_cycles },
+	{ "line_report", &params.line_report },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -191,6 +202,75 @@ static uint32_t window;
 static struct counts now;
 static const struct block *previous;
 
+/*
+ * line_report's table of the lines a window fetched: open addressing on the
+ * line address (0: empty slot; no kernel or user code line is at 0), kept
+ * at most half full.
+ */
+#define LINE_TABLE_BITS 18
+struct line_stat {
+	uint64_t addr, fetches, misses;
+};
+static struct line_stat *line_table;
+static uint64_t lines_fetched, lines_untracked;
+
+static void line_record(uint64_t addr, bool miss)
+{
+	const uint64_t mask = (1ull << LINE_TABLE_BITS) - 1;
+	uint64_t i = ((addr >> LINE_SHIFT) * 0x9e3779b97f4a7c15ull) >> (64 - LINE_TABLE_BITS);
+
+	for (;; i = (i + 1) & mask) {
+		struct line_stat *l = &line_table[i];
+
+		if (l->addr == addr) {
+			l->fetches++;
+			l->misses += miss;
+			return;
+		}
+		if (!l->addr) {
+			if (lines_fetched >= mask / 2) {
+				lines_untracked++;
+				return;
+			}
+			*l = (struct line_stat){ addr, 1, miss };
+			lines_fetched++;
+			return;
+		}
+	}
+}
+
+static int by_misses(const void *a, const void *b)
+{
+	const struct line_stat *x = a, *y = b;
+
+	if (x->misses != y->misses)
+		return x->misses < y->misses ? 1 : -1;
+	if (x->fetches != y->fetches)
+		return x->fetches < y->fetches ? 1 : -1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void print_lines(uint32_t id)
+{
+	uint64_t n = 0;
+	char line[160];
+
+	snprintf(line, sizeof(line), "kpgo-model lines window=%u fetched=%" PRIu64
+		 " untracked=%" PRIu64 "\n", id, lines_fetched, lines_untracked);
+	qemu_plugin_outs(line);
+	/* Compact the used slots to the front, then sort them. */
+	for (uint64_t i = 0; i < 1ull << LINE_TABLE_BITS; i++)
+		if (line_table[i].addr)
+			line_table[n++] = line_table[i];
+	qsort(line_table, n, sizeof(*line_table), by_misses);
+	for (uint64_t i = 0; i < n && i < params.line_report; i++) {
+		snprintf(line, sizeof(line), "kpgo-model line window=%u addr=0x%" PRIx64
+			 " fetches=%" PRIu64 " misses=%" PRIu64 "\n", id,
+			 line_table[i].addr, line_table[i].fetches, line_table[i].misses);
+		qemu_plugin_outs(line);
+	}
+}
+
 static void miss_to_l2(uint64_t addr)
 {
 	if (!tag_array_access(&l2, addr))
@@ -267,10 +347,14 @@ static void block_exec(unsigned int vcpu, void *udata)
 			page = b->line[i] >> PAGE_SHIFT;
 			fetch_page(b->line[i]);
 		}
-		if (!tag_array_access(&l1i, b->line[i])) {
+		bool hit = tag_array_access(&l1i, b->line[i]);
+
+		if (!hit) {
 			now.l1i_misses++;
 			miss_to_l2(b->line[i]);
 		}
+		if (line_table && active)
+			line_record(b->line[i], !hit);
 	}
 }
 
@@ -318,11 +402,17 @@ static void marker_exec(unsigned int vcpu, void *udata)
 		now.insns = m->insns_after;
 		window = m->id;
 		active = true;
+		if (line_table) {
+			memset(line_table, 0, sizeof(*line_table) << LINE_TABLE_BITS);
+			lines_fetched = lines_untracked = 0;
+		}
 	} else if (active && m->id == window) {
 		/* Its block was counted whole: not what follows the marker. */
 		now.insns -= m->insns_after;
 		active = false;
 		print_window(m->id, &now);
+		if (line_table)
+			print_lines(m->id);
 	}
 }
 
@@ -571,6 +661,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	/* Weakly taken. */
 	memset(gshare, 2, 1ull << params.gshare_bits);
+	if (params.line_report) {
+		line_table = calloc(1ull << LINE_TABLE_BITS, sizeof(*line_table));
+		if (!line_table)
+			return -1;
+	}
 	print_params();
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);

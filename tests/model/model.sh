@@ -69,6 +69,29 @@ check "100 passes over 64 KiB: the L2 (1 MiB) holds them: fewer than 100 L2 miss
 check "rep movsb of 4096 bytes: at most 5 instructions, 4095 or 4096 repeats" \
 	test "$(field "$packed" 6 insns)" -le 5 -a "$(field "$packed" 6 rep_repeats)" -ge 4095 \
 	-a "$(field "$packed" 6 rep_repeats)" -le 4096
+# line_report: the misses it lists are the window's, the footprint is
+# what the micro-case lays out, and reporting changes no count.
+qemu-x86_64 -plugin "$plugin,line_report=100000" -d plugin -D "$out/lines-4096.log" "$out/layout-4096"
+lines=$out/lines-4096.log
+check "line_report: window 3's lines' misses add up to its l1i_misses" \
+	test "$(awk '$2 == "line" && $3 == "window=3" { sub(/misses=/, "", $6); n += $6 } END { print n + 0 }' "$lines")" = \
+	"$(field "$lines" 3 l1i_misses)"
+# (The fullest L1i set of window 3's lines fetched once per iteration.)
+fullest_set=$(python3 - "$lines" $iterations <<'PY'
+import collections, sys
+sets = collections.Counter()
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[1:3] == ["line", "window=3"] and int(f[4].split("=")[1]) >= int(sys.argv[2]):
+        sets[(int(f[3].split("=")[1], 16) // 64) % 64] += 1
+print(max(sets.values(), default=0))
+PY
+)
+check "line_report: the 96 functions spread one per page: $fullest_set hot lines in one L1i set, at least 96" \
+	test "$fullest_set" -ge 96
+check "line_report: every count of every window as without it" \
+	cmp -s <(grep '^kpgo-model window=' "$spread") <(grep '^kpgo-model window=' "$lines")
+
 # The refusals' own control: an argument that is fine runs.
 check "a valid parameter (l1i_ways=4) is taken" \
 	qemu-x86_64 -plugin "$plugin,l1i_ways=4" "$out/layout-16"
