@@ -171,4 +171,13 @@ MUTANTS = [
           "\tif (b->rep_first && previous && previous->branch_pc == b->start &&\n",
           "\tif (0 && b->rep_first && previous && previous->branch_pc == b->start &&\n")],
     ),
+    Mutant(
+        "model-line-report-drops-misses",
+        "the front-end model's line_report lists the lines a window fetched but none of "
+        "their misses",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t\t\tline_record(b->line[i], !hit);\n",
+          "\t\t\tline_record(b->line[i], false);\n")],
+    ),
 ]
