@@ -122,6 +122,16 @@ if [ -e /sys/block/zram0 ] || echo 1 >/sys/class/zram-control/hot_add 2>/dev/nul
 fi
 step zram
 
+# traffic ADDR PORT BLOCKS: from namespace a to b's ADDR, 20 pings, then
+# BLOCKS of 64 KiB over TCP to PORT (busybox nc).
+traffic() {
+	ip netns exec a ping -c 20 -i 0.05 "$1" >/dev/null || return 1
+	ip netns exec b nc -l -p "$2" >/dev/null &
+	sleep 0.5
+	dd if=/dev/zero bs=64k count="$3" 2>/dev/null | ip netns exec a nc -w 5 "$1" "$2" || return 1
+	wait
+}
+
 # Networks: namespaces a and b on the bridge br0 over veth pairs, the
 # bridge's traffic through nftables (br_netfilter) with conntrack and NAT,
 # then VXLAN and WireGuard tunnels between a and b.
@@ -160,12 +170,8 @@ table ip kpgo_nat {
 	}
 }
 NFT
-	ip netns exec a ping -c 20 -i 0.05 10.0.0.2 >/dev/null || return 1
-	# TCP across the bridge: 16 MB from a to b.
-	ip netns exec b nc -l -p 5000 >/dev/null &
-	sleep 0.5
-	dd if=/dev/zero bs=64k count=256 2>/dev/null | ip netns exec a nc -w 5 10.0.0.2 5000 || return 1
-	wait
+	# 16 MiB across the bridge.
+	traffic 10.0.0.2 5000 256 || return 1
 	nft list ruleset >$r/nft-ruleset
 	return 0
 }
@@ -180,7 +186,7 @@ vxlan() {
 			ip -n $ns link set vx0 up || return 1
 	done
 	ip -n a addr add 10.2.0.1/24 dev vx0 && ip -n b addr add 10.2.0.2/24 dev vx0 &&
-		ip netns exec a ping -c 20 -i 0.05 10.2.0.2 >/dev/null
+		traffic 10.2.0.2 5002 64
 }
 vxlan || failed vxlan
 step vxlan
@@ -197,11 +203,7 @@ wireguard() {
 				endpoint 10.0.0.$them:51820 &&
 			ip -n $ns addr add 10.1.0.$me/24 dev wg0 && ip -n $ns link set wg0 up || return 1
 	done
-	ip netns exec a ping -c 20 -i 0.05 10.1.0.2 >/dev/null || return 1
-	ip netns exec b nc -l -p 5001 >/dev/null &
-	sleep 0.5
-	dd if=/dev/zero bs=64k count=64 2>/dev/null | ip netns exec a nc -w 5 10.1.0.2 5001 || return 1
-	wait
+	traffic 10.1.0.2 5001 64 || return 1
 	ip netns exec a wg show >$r/wg-show
 }
 wireguard || failed wireguard
