@@ -41,11 +41,11 @@ debian-cloud)
 	KPGO_BASE_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
 	[[ -f $KPGO_BASE_CONFIG ]] ||
 		{ echo "BASE=$KPGO_BASE: $KPGO_BASE_CONFIG missing: run scripts/setup" >&2; exit 1; }
-	KPGO_OUT=${KPGO_OUT:-$KPGO_CACHE/out}
+	KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_CACHE/out}")
 	KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
 	;;
 *)
-	KPGO_OUT=${KPGO_OUT:-$KPGO_ROOT/build}
+	KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_ROOT/build}")
 	if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
 		[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
 		KPGO_BASE=$(realpath "$KPGO_BASE")
@@ -64,6 +64,16 @@ debian-cloud)
 	fi
 	;;
 esac
+# KPGO_MODULE_LIST: the base's module list (scripts/configs/<BASE>.modules)
+# if it has one: a distribution's.  Its builds go through ccache unless
+# KPGO_CCACHE=0 (below): the same make command lines whichever target
+# builds them, so that none rebuilds what another built.
+KPGO_MODULE_LIST=
+[[ $KPGO_BASE == */* || ! -f $KPGO_ROOT/scripts/configs/$KPGO_BASE.modules ]] ||
+	KPGO_MODULE_LIST=$KPGO_ROOT/scripts/configs/$KPGO_BASE.modules
+# kpgo_module_names: the names of KPGO_MODULE_LIST, comments and blank
+# lines dropped.
+kpgo_module_names() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KPGO_MODULE_LIST"; }
 # KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
 # (scripts/setup installs it).  Another one (another 6.12.y: make
 # check-stable) has a build folder of its own, build/source-<name of the
@@ -160,10 +170,11 @@ kpgo_make_args=(
 )
 # KPGO_CCACHE=1: C compiles go through ccache, its cache in
 # KPGO_CACHE/ccache unless CCACHE_DIR names another: a tree built again
-# from scratch compiles only what changed.  Off by default, as every
+# from scratch compiles only what changed.  The default is off, as every
 # compile costs more while the cache is cold (make check, CI on a fresh
-# machine); the distribution's builds turn it on (make check-distro).
-if [[ ${KPGO_CCACHE:-0} == 1 ]]; then
+# machine), but on for a base with a module list (a distribution's).
+KPGO_CCACHE=${KPGO_CCACHE:-$([[ -n $KPGO_MODULE_LIST ]] && echo 1 || echo 0)}
+if [[ $KPGO_CCACHE == 1 ]]; then
 	command -v ccache >/dev/null || { echo "KPGO_CCACHE=1: no ccache: run scripts/setup" >&2; exit 1; }
 	kpgo_make_args+=("CC=ccache clang")
 	export CCACHE_DIR=${CCACHE_DIR:-$KPGO_CACHE/ccache}

@@ -64,7 +64,7 @@ step modules-loaded
 mkdir -p /img /mnt/fs
 mount -t tmpfs -o size=1200M tmpfs /img
 fs_work() { # DEV TYPE [MKFS...]: make, mount, write, read back, unmount
-	dev=$1 type=$2
+	local dev=$1 type=$2
 	shift 2
 	"$@" "$dev" >/dev/null 2>&1 || { failed "mkfs $type"; return; }
 	mount -t "$type" "$dev" /mnt/fs || { failed "mount $type"; return; }
@@ -74,7 +74,7 @@ fs_work() { # DEV TYPE [MKFS...]: make, mount, write, read back, unmount
 		failed "work on $type"
 	umount /mnt/fs
 }
-for spec in ext4:mkfs.ext4:-q xfs:mkfs.xfs:-q btrfs:mkfs.btrfs:-q vfat:mkfs.vfat: exfat:mkfs.exfat:; do
+for spec in ext4:mkfs.ext4:-q xfs:mkfs.xfs:-q btrfs:mkfs.btrfs:-q vfat:mkdosfs: exfat:mkfs.exfat:; do
 	type=${spec%%:*} rest=${spec#*:}
 	mkfs=${rest%%:*} opt=${rest#*:}
 	truncate -s 320M /img/$type.img
@@ -114,22 +114,37 @@ else
 fi
 step overlay
 
-# zram as a block device.
-if [ -e /sys/block/zram0 ] || echo 1 >/sys/class/zram-control/hot_add 2>/dev/null; then
+# zram as a block device (reading hot_add makes one).
+if [ -e /sys/block/zram0 ] || cat /sys/class/zram-control/hot_add >/dev/null 2>&1; then
 	echo 96M >/sys/block/zram0/disksize && fs_work /dev/zram0 ext4 mkfs.ext4 -q ||
 		failed zram
 	echo 1 >/sys/block/zram0/reset
+else
+	failed "zram: no device"
 fi
 step zram
 
 # traffic ADDR PORT BLOCKS: from namespace a to b's ADDR, 20 pings, then
-# BLOCKS of 64 KiB over TCP to PORT (busybox nc).
+# BLOCKS of 64 KiB over TCP to PORT (busybox nc), all of which must
+# arrive.  The listener's stdin is a FIFO held open until the transfer
+# ends: busybox nc at EOF on its stdin closes the connection, which would
+# end the transfer after a few KiB.
 traffic() {
+	local listener status=0
 	ip netns exec a ping -c 20 -i 0.05 "$1" >/dev/null || return 1
-	ip netns exec b nc -l -p "$2" >/dev/null &
+	rm -f /tmp/hold /tmp/received
+	mkfifo /tmp/hold
+	ip netns exec b nc -l -p "$2" </tmp/hold >/tmp/received &
+	listener=$!
+	exec 3>/tmp/hold
 	sleep 0.5
-	dd if=/dev/zero bs=64k count="$3" 2>/dev/null | ip netns exec a nc -w 5 "$1" "$2" || return 1
-	wait
+	dd if=/dev/zero bs=64k count="$3" 2>/dev/null | ip netns exec a nc -w 2 "$1" "$2" || status=1
+	exec 3>&-
+	sleep 0.5
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	[ "$(wc -c </tmp/received)" -eq $(($3 * 65536)) ] || status=1
+	return $status
 }
 
 # Networks: namespaces a and b on the bridge br0 over veth pairs, the

@@ -4,7 +4,10 @@
 run with the plugin's line_report=N (scripts/model-boot BZIMAGE OUT SYSCALLS
 "PLUGIN,line_report=100000" prints every line a window fetched).
 
-Usage: lines.py [--top N] KERNEL:VMLINUX:OPS:LOG...
+Usage: lines.py [--top N] [--nm LLVM_NM] KERNEL:VMLINUX:OPS:LOG...
+  --top N  functions shown per kernel and benchmark (default 8)
+  --nm     the llvm-nm to read symbols with (default: llvm-nm on PATH;
+           Debian's is /usr/lib/llvm-19/bin/llvm-nm)
   KERNEL   a name for the boot
   VMLINUX  that kernel's vmlinux (its symbols name the lines)
   OPS      the guest's model-ops ("<benchmark> <operations> <guest ns>")
@@ -86,6 +89,7 @@ def parse_boot(spec, llvm_nm):
             "ops": n,
             "fetched": w["fetched"],
             "listed": len(w["lines"]),
+            "untracked": w["untracked"],
             "hot": len(hot),
             "misses": sum(m for _, m in w["lines"].values()) / n,
             "over": sum(1 for c in per_set.values() if c > params["l1i_ways"]),
@@ -99,15 +103,14 @@ def parse_boot(spec, llvm_nm):
 
 def main():
     args = sys.argv[1:]
-    top = 8
-    if args[:1] == ["--top"]:
-        top = int(args[1])
+    top, llvm_nm = 8, "llvm-nm"
+    while args[:1] in (["--top"], ["--nm"]) and len(args) > 1:
+        if args[0] == "--top":
+            top = int(args[1])
+        else:
+            llvm_nm = args[1]
         args = args[2:]
-    llvm_nm = "llvm-nm"
-    if args[:1] == ["--nm"]:
-        llvm_nm = args[1]
-        args = args[2:]
-    if not args:
+    if not args or any(a.startswith("--") for a in args):
         sys.exit(__doc__)
     boots = [parse_boot(spec, llvm_nm) for spec in args]
     benches = list(boots[0][1])
@@ -116,6 +119,8 @@ def main():
         for kernel, result in boots:
             r = result[bench]
             note = "" if r["listed"] == r["fetched"] else f" (only {r['listed']} of them listed: raise line_report)"
+            if r["untracked"]:
+                note += f" (and {r['untracked']} fetches of lines past the plugin's table)"
             print(f"{kernel}: {r['misses']:.1f} L1i misses/op; lines fetched {r['fetched']}{note},"
                   f" hot (>= 1 fetch/op) {r['hot']} = {r['hot'] * LINE // 1024} KiB;"
                   f" sets with more hot lines than its {r['ways']} ways: {r['over']} of {r['sets']}"

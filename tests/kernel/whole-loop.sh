@@ -35,17 +35,15 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export BASE=${1:?usage: tests/kernel/whole-loop.sh BASE}
-list=$root/scripts/configs/$BASE.modules
+list=$(bash -c 'source "$1/scripts/kernel-env.sh" && echo "$KPGO_MODULE_LIST"' _ "$root") || exit 1
 distro=0
-[[ $BASE == */* || ! -f $list ]] || distro=1
-# Hours of compiling: kept in ccache across runs and trees.
-((distro == 0)) || export KPGO_CCACHE=${KPGO_CCACHE:-1}
+[[ -z $list ]] || distro=1
 # The base's build folder and LLVM tools for the toolchain (TOOLCHAIN=).
 build=$("$root/scripts/base-dir") || exit 1
 llvm=$(bash -c 'source "$1/scripts/kernel-env.sh" && echo "$KPGO_LLVM_BIN"' _ "$root")
 bench=$build/bench
 results=$build/qemu/workload/results
-report=$build/$BASE-report.md
+report=$build/${BASE##*/}-report.md
 ((distro == 0)) || report=$build/distro-report.md
 # shellcheck source=lib.sh
 source "$here/lib.sh"
@@ -124,7 +122,7 @@ check "the optimized kernel booted and ran the benchmark" \
 if ((distro)); then
 	# The list against what the guest did; an entry that is not loaded
 	# must say why on its line.
-	listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | wc -l)
+	listed=$(bash -c 'source "$1/scripts/kernel-env.sh" && kpgo_module_names' _ "$root" | wc -l)
 	ok=$(wc -l <"$results/modules-ok" 2>/dev/null || echo 0)
 	check "the guest loaded the list's modules with modprobe: $ok of $listed, at least 150" \
 		test "$ok" -ge 150
@@ -165,7 +163,8 @@ sections() {
 # The loaded modules' .ko files in tree $1 (unstripped: the sizes of the
 # sections that are loaded do not depend on it).
 loaded_kos() {
-	join <(cut -d' ' -f1 "$results/modules-loaded" | sort) <(module_files "$1" | sort) | cut -d' ' -f2
+	LC_ALL=C join <(cut -d' ' -f1 "$results/modules-loaded" | LC_ALL=C sort -k1,1) \
+		<(module_files "$1" | LC_ALL=C sort -k1,1) | cut -d' ' -f2
 }
 # kB of a /proc/meminfo field in file $2.
 meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
@@ -191,7 +190,7 @@ meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
 				"after loading the modules $(meminfo MemAvailable "$dir/results/meminfo-modules") kB"
 		done
 		echo "- Reading every profile file in the guest: $(cat "$results/profiles-read-time" 2>/dev/null) (s of uptime)"
-		echo "- Module list: $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | wc -l) listed, $(wc -l <"$results/modules-ok") loaded by modprobe;" \
+		echo "- Module list: $listed listed, $(wc -l <"$results/modules-ok") loaded by modprobe;" \
 			"not modules of this kernel: $(tr '\n' ' ' <"$results/modules-missing"); failed: $(tr '\n' ' ' <"$results/modules-failed")"
 	fi
 	echo "- Profiles: vmlinux.profraw $(stat -c %s "$results/vmlinux.profraw") bytes;" \
