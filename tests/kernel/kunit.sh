@@ -148,7 +148,7 @@ check "... and the code they run is counted ($crate_run of $crate_total function
 build optimized "$optimized" --no-pgo -- "$root/scripts/build-optimized" \
 	--instrumented "$instrumented" "$profile"
 counts=$optimized/pgo-profile-diagnostics.txt
-out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null) || out_of_date=
+out_of_date=$(diagnostic "$counts" out_of_date)
 check "the optimized kernel: 0 out-of-date functions with its own profile (${out_of_date:-?})" \
 	test "${out_of_date:--1}" -eq 0
 check "the doctests were built with the profile (-Cprofile-use)" \

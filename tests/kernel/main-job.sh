@@ -20,7 +20,7 @@ llvm=$(bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_LLVM_BIN"' _ "$ro
 source "$here/lib.sh"
 
 counts=$build/bench/optimized/pgo-profile-diagnostics.txt
-value() { sed -n "s/^$1=//p" "$counts" 2>/dev/null; }
+value() { diagnostic "$counts" "$1"; }
 echo "main job's optimized build ($counts): out_of_date=$(value out_of_date)," \
 	"rust_out_of_date=$(value rust_out_of_date), missing=$(value missing), origin=$(value origin)"
 check "zero out-of-date functions in the main job's optimized build" \

@@ -28,10 +28,10 @@ make -s -C "$root" optimized PROFILE="$profile" 2>&1 | tee "$out_root/check-opti
 	status=$?
 check "make optimized succeeded (status $status)" test "$status" -eq 0
 counts=$tree/pgo-profile-diagnostics.txt
-out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
-missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
-rust_out_of_date=$(sed -n 's/^rust_out_of_date=//p' "$counts" 2>/dev/null)
-rust_missing=$(sed -n 's/^rust_missing=//p' "$counts" 2>/dev/null)
+out_of_date=$(diagnostic "$counts" out_of_date)
+missing=$(diagnostic "$counts" missing)
+rust_out_of_date=$(diagnostic "$counts" rust_out_of_date)
+rust_missing=$(diagnostic "$counts" rust_missing)
 echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without data;" \
 	"of them Rust: ${rust_out_of_date:-?} out-of-date, ${rust_missing:-?} without data"
 check "zero out-of-date functions with the matching profile" test "${out_of_date:--1}" -eq 0

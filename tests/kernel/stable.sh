@@ -102,7 +102,7 @@ KPGO_LINUX_TARBALL=$newest_file VARIANTS=stale STALE_PROFILE=$stale ROUNDS=${ROU
 	MODEL_ROUNDS=${MODEL_ROUNDS:-1} "$root/scripts/profile-kernel" >"$root/build/stable-main.log" 2>&1 ||
 	status=$?
 check "$newest: the main job with the stale profile beside its own (status $status)" test "$status" -eq 0
-count() { sed -n "s/^$1=//p" "$newest_build/bench/$2/pgo-profile-diagnostics.txt" 2>/dev/null || true; }
+count() { diagnostic "$newest_build/bench/$2/pgo-profile-diagnostics.txt" "$1"; }
 for kernel in optimized optimized-stale; do
 	check "$kernel: its profile diagnostics were counted" \
 		test -n "$(count out_of_date "$kernel")"

@@ -113,8 +113,8 @@ done
 check "every profile is accepted by llvm-profdata merge ($bad refused)" test "$bad" -eq 0
 
 counts=$bench/optimized/pgo-profile-diagnostics.txt
-out_of_date=$(sed -n 's/^out_of_date=//p' "$counts" 2>/dev/null)
-missing=$(sed -n 's/^missing=//p' "$counts" 2>/dev/null)
+out_of_date=$(diagnostic "$counts" out_of_date)
+missing=$(diagnostic "$counts" missing)
 check "optimized build: 0 out-of-date functions (${out_of_date:-?})" test "${out_of_date:--1}" -eq 0
 check "the optimized kernel booted and ran the benchmark" \
 	test -s "$build/bench-kernels/optimized-1/results/ops"
