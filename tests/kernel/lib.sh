@@ -18,7 +18,7 @@ passed=0
 failed=0
 # diagnostic FILE NAME: NAME's value in a build's profile diagnostics
 # (scripts/build-optimized's pgo-profile-diagnostics.txt), empty if absent.
-diagnostic() { sed -n "s/^$2=//p" "$1" 2>/dev/null; }
+diagnostic() { sed -n "s/^$2=//p" "$1" 2>/dev/null || true; }
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # A line of a build log that is a compiler's, clippy's or objtool's
 # warning or error.
