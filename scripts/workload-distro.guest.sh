@@ -10,7 +10,7 @@
 #
 # A list entry that is no module of this kernel, and a module that fails
 # to load, get one line each on the console and in the results; the rest
-# goes on.  A workload step whose tool fails says so and the run goes on
+# goes on (and so after bad input: /kpgo/bad, below).  A workload step whose tool fails says so and the run goes on
 # too (results: workload-failed): check-distro judges the lists.
 . /kpgo/guest-lib.sh
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -41,21 +41,46 @@ failed() {
 	echo "$1" >>$r/workload-failed
 }
 
-: >$r/modules-ok
-: >$r/modules-missing
-: >$r/modules-failed
-while read -r module _; do
-	case $module in '' | '#'*) continue ;; esac
-	if ! modinfo -F filename "$module" >/dev/null 2>&1; then
-		echo "module list: $module: no such module in /lib/modules/$ver"
-		echo "$module" >>$r/modules-missing
-	elif modprobe "$module" 2>>$r/modprobe-errors; then
-		echo "$module" >>$r/modules-ok
-	else
-		echo "module list: $module: modprobe failed: $(tail -1 $r/modprobe-errors)"
-		echo "$module" >>$r/modules-failed
-	fi
-done </kpgo/modules.list
+# load_list FILE PREFIX: modprobe of every module FILE lists (one per line,
+# "#" comments), each one's outcome in $r/PREFIX-ok, -missing, -failed.
+load_list() {
+	: >$r/$2-ok
+	: >$r/$2-missing
+	: >$r/$2-failed
+	while read -r module _; do
+		case $module in '' | '#'*) continue ;; esac
+		if ! modinfo -F filename "$module" >/dev/null 2>&1; then
+			echo "module list: $module: no such module in /lib/modules/$ver"
+			echo "$module" >>$r/$2-missing
+		elif modprobe "$module" 2>>$r/modprobe-errors; then
+			echo "$module" >>$r/$2-ok
+		else
+			echo "module list: $module: modprobe failed: $(tail -1 $r/modprobe-errors)"
+			echo "$module" >>$r/$2-failed
+		fi
+	done <"$1"
+}
+
+# Bad input first (make check-distro gives it in /kpgo/bad: modules that
+# must be refused or fail, a list of entries that are no modules), so
+# that the whole run after it shows it changed nothing else: one line each.
+if [ -d /kpgo/bad ]; then
+	: >$r/bad-loaded
+	: >$r/bad-refused
+	for ko in /kpgo/bad/*.ko; do
+		if error=$(/usr/sbin/insmod "$ko" 2>&1); then
+			echo "bad input: ${ko##*/}: loaded"
+			echo "${ko##*/}" >>$r/bad-loaded
+		else
+			echo "bad input: ${ko##*/}: insmod failed: $error"
+			echo "${ko##*/} $error" >>$r/bad-refused
+		fi
+	done
+	load_list /kpgo/bad/modules.list bad-list
+	step bad-input
+fi
+
+load_list /kpgo/modules.list modules
 cat /proc/modules >$r/modules-loaded
 cat /proc/meminfo >$r/meminfo-modules
 step modules-loaded
@@ -124,49 +149,55 @@ else
 fi
 step zram
 
-# traffic ADDR PORT BLOCKS: from namespace a to b's ADDR, 20 pings, then
-# BLOCKS of 64 KiB over TCP to PORT (busybox nc), all of which must
-# arrive.  The listener's stdin is a FIFO held open until the transfer
-# ends: busybox nc at EOF on its stdin closes the connection, which would
-# end the transfer after a few KiB.
+# traffic FROM TO ADDR PORT BLOCKS: from namespace FROM to TO's ADDR, 20
+# pings, then BLOCKS of 64 KiB over TCP to PORT (busybox nc), all of
+# which must arrive.  The listener's stdin is a FIFO held open until the
+# transfer ends: busybox nc at EOF on its stdin closes the connection,
+# which would end the transfer after a few KiB.
 traffic() {
 	local listener status=0
-	ip netns exec a ping -c 20 -i 0.05 "$1" >/dev/null || return 1
+	ip netns exec "$1" ping -c 20 -i 0.05 "$3" >/dev/null || return 1
 	rm -f /tmp/hold /tmp/received
 	mkfifo /tmp/hold
-	ip netns exec b nc -l -p "$2" </tmp/hold >/tmp/received &
+	ip netns exec "$2" nc -l -p "$4" </tmp/hold >/tmp/received &
 	listener=$!
 	exec 3>/tmp/hold
 	sleep 0.5
-	dd if=/dev/zero bs=64k count="$3" 2>/dev/null | ip netns exec a nc -w 2 "$1" "$2" || status=1
+	dd if=/dev/zero bs=64k count="$5" 2>/dev/null | ip netns exec "$1" nc -w 2 "$3" "$4" || status=1
 	exec 3>&-
 	sleep 0.5
 	kill "$listener" 2>/dev/null
 	wait "$listener" 2>/dev/null
-	[ "$(wc -c </tmp/received)" -eq $(($3 * 65536)) ] || status=1
+	[ "$(wc -c </tmp/received)" -eq $(($5 * 65536)) ] || status=1
 	return $status
 }
 
-# Networks: namespaces a and b on the bridge br0 over veth pairs, the
-# bridge's traffic through nftables (br_netfilter) with conntrack and NAT,
-# then VXLAN and WireGuard tunnels between a and b.
+# Networks as a container host has them: namespaces a and b on the bridge
+# br0 over veth pairs, the bridge's traffic filtered by nftables
+# (br_netfilter) with conntrack; their way out routed by the host and
+# masqueraded (NAT) to namespace o, the outside, over a veth pair of its
+# own (masquerading traffic within the bridge would break replies); then
+# VXLAN and WireGuard tunnels between a and b.
 net() {
 	ip link add br0 type bridge &&
 		ip addr add 10.0.0.254/24 dev br0 && ip link set br0 up || return 1
-	for ns in a b; do
+	for ns in a b o; do
 		ip netns add $ns &&
 			ip link add ${ns}0 type veth peer name ${ns}1 &&
-			ip link set ${ns}1 netns $ns &&
-			ip link set ${ns}0 master br0 && ip link set ${ns}0 up &&
+			ip link set ${ns}1 netns $ns && ip link set ${ns}0 up &&
 			ip -n $ns link set lo up && ip -n $ns link set ${ns}1 up || return 1
 	done
-	ip -n a addr add 10.0.0.1/24 dev a1 && ip -n b addr add 10.0.0.2/24 dev b1 || return 1
+	ip link set a0 master br0 && ip link set b0 master br0 &&
+		ip -n a addr add 10.0.0.1/24 dev a1 && ip -n b addr add 10.0.0.2/24 dev b1 &&
+		ip -n a route add default via 10.0.0.254 && ip -n b route add default via 10.0.0.254 &&
+		ip addr add 10.9.0.254/24 dev o0 && ip -n o addr add 10.9.0.1/24 dev o1 || return 1
+	echo 1 >/proc/sys/net/ipv4/ip_forward
 	echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
 	nft -f - <<'NFT' || return 1
 table inet kpgo {
-	set allowed { type inet_service; elements = { 5000, 5001, 5002 } }
+	set allowed { type inet_service; elements = { 5000, 5001, 5002, 5003 } }
 	chain forward {
-		type filter hook forward priority 0; policy accept;
+		type filter hook forward priority 0; policy drop;
 		ct state established,related counter accept
 		tcp dport @allowed ct state new counter accept
 		ip protocol icmp limit rate 1000/second counter accept
@@ -181,14 +212,15 @@ table inet kpgo {
 table ip kpgo_nat {
 	chain postrouting {
 		type nat hook postrouting priority 100;
-		ip saddr 10.0.0.0/24 oifname "br0" counter masquerade
+		ip saddr 10.0.0.0/24 oifname "o0" counter masquerade
 	}
 }
 NFT
-	# 16 MiB across the bridge.
-	traffic 10.0.0.2 5000 256 || return 1
+	# 16 MiB across the bridge, 4 MiB out through NAT.
+	traffic a b 10.0.0.2 5000 256 && traffic a o 10.9.0.1 5003 64 || return 1
 	nft list ruleset >$r/nft-ruleset
-	return 0
+	# The masquerade rule took the connection to o.
+	grep -q 'oifname "o0" counter packets [1-9]' $r/nft-ruleset
 }
 net || failed "bridge and nftables"
 step net
@@ -201,14 +233,14 @@ vxlan() {
 			ip -n $ns link set vx0 up || return 1
 	done
 	ip -n a addr add 10.2.0.1/24 dev vx0 && ip -n b addr add 10.2.0.2/24 dev vx0 &&
-		traffic 10.2.0.2 5002 64
+		traffic a b 10.2.0.2 5002 64
 }
 vxlan || failed vxlan
 step vxlan
 
 wireguard() {
 	for ns in a b; do
-		wg genkey >/tmp/wg-$ns.key && wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub || return 1
+		(umask 077 && wg genkey >/tmp/wg-$ns.key) && wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub || return 1
 	done
 	for ns in a b; do
 		if [ $ns = a ]; then peer=b me=1 them=2; else peer=a me=2 them=1; fi
@@ -218,23 +250,25 @@ wireguard() {
 				endpoint 10.0.0.$them:51820 &&
 			ip -n $ns addr add 10.1.0.$me/24 dev wg0 && ip -n $ns link set wg0 up || return 1
 	done
-	traffic 10.1.0.2 5001 64 || return 1
+	traffic a b 10.1.0.2 5001 64 || return 1
 	ip netns exec a wg show >$r/wg-show
 }
 wireguard || failed wireguard
 step wireguard
 
-# Devices a container host makes and removes: tun, macvlan, ipvlan, VLAN,
-# bond, dummy.
+# Devices a container host makes and removes: tun, macvlan, ipvlan (on a
+# dummy of its own: one lower device takes macvlan or ipvlan, not both),
+# VLAN, bond, dummy.
 {
 	ip tuntap add mode tun kpgo_tun && ip link del kpgo_tun &&
 		ip link add kpgo_dummy type dummy && ip link set kpgo_dummy up &&
 		ip link add link kpgo_dummy name kpgo_mv type macvlan mode bridge &&
-		ip link add link kpgo_dummy name kpgo_iv type ipvlan mode l2 &&
+		ip link add kpgo_dummy2 type dummy &&
+		ip link add link kpgo_dummy2 name kpgo_iv type ipvlan mode l2 &&
 		ip link add link kpgo_dummy name kpgo_vlan type vlan id 7 &&
 		ip link add kpgo_bond type bond &&
 		ip link del kpgo_mv && ip link del kpgo_iv && ip link del kpgo_vlan &&
-		ip link del kpgo_bond && ip link del kpgo_dummy
+		ip link del kpgo_bond && ip link del kpgo_dummy && ip link del kpgo_dummy2
 } || failed "virtual devices"
 step devices
 

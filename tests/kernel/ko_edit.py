@@ -9,6 +9,11 @@ the lifecycle tests; Python standard library only.
       the loader and the module notifiers see (a module named "vmlinux",
       two different .ko files with one name...).
 
+  ko_edit.py other-kernel IN.ko OUT.ko
+      Makes it a module built for another kernel: the release in its
+      vermagic modinfo becomes the one before it (last digit one less),
+      which the loader refuses ("version magic ... should be ...").
+
   ko_edit.py corrupt-values IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
       Rewrites the relocation of the Values field of FUNCTION's profile
       data record (__llvm_prf_data, raw version 10: 64-byte records,
@@ -93,23 +98,26 @@ class Elf:
         return result
 
 
-def rename(elf, new_name):
+def modinfo_value(elf, key):
+    """(file offset, bytes) of the value of KEY= in .modinfo (once)."""
     modinfo = elf.section(".modinfo")
     info = bytes(elf.bytes_of(modinfo))
-    start = info.find(b"name=")
-    while start > 0 and info[start - 1] != 0:
-        start = info.find(b"name=", start + 1)
-    if start < 0:
-        raise SystemExit("no name= in .modinfo")
+    tag = key.encode() + b"="
+    starts = [i for i in range(len(info)) if info.startswith(tag, i) and (i == 0 or info[i - 1] == 0)]
+    if len(starts) != 1:
+        raise SystemExit(f"{len(starts)} {key}= entries in .modinfo")
+    start = starts[0] + len(tag)
     end = info.index(b"\0", start)
-    old_name = info[start + 5:end]
+    return elf.sections[modinfo]["offset"] + start, info[start:end]
+
+
+def rename(elf, new_name):
+    at, old_name = modinfo_value(elf, "name")
     new = new_name.encode()
     if not 0 < len(new) <= len(old_name):
         raise SystemExit(f"the new name must be 1 to {len(old_name)} bytes (the old one's length)")
     # modinfo strings are NUL-separated; the loader skips runs of NULs.
-    replacement = b"name=" + new + b"\0" * (len(old_name) - len(new))
-    at = elf.sections[modinfo]["offset"] + start
-    elf.data[at:at + len(replacement)] = replacement
+    elf.data[at:at + len(old_name)] = new.ljust(len(old_name), b"\0")
 
     this_module = elf.section(".gnu.linkonce.this_module")
     body = bytes(elf.bytes_of(this_module))
@@ -119,6 +127,22 @@ def rename(elf, new_name):
     at = elf.sections[this_module]["offset"] + field
     elf.data[at:at + MODULE_NAME_LEN] = new.ljust(MODULE_NAME_LEN, b"\0")
     print(f"renamed module {old_name.decode()} to {new_name}")
+
+
+def other_kernel(elf):
+    """The vermagic of the kernel release before this one (its last digit
+    one less, 0 wrapping to 9): what a module built for the previous
+    stable update of this kernel says, same length."""
+    at, magic = modinfo_value(elf, "vermagic")
+    release = magic.split(b" ")[0]
+    digits = [i for i, c in enumerate(release) if chr(c).isdigit()]
+    if not digits:
+        raise SystemExit(f"vermagic {magic.decode()!r}: no release number")
+    i = digits[-1]
+    other = bytearray(release)
+    other[i] = ord(str((int(chr(release[i])) - 1) % 10))
+    elf.data[at:at + len(release)] = other
+    print(f"vermagic {magic.decode()!r}: release {release.decode()} -> {other.decode()}")
 
 
 def uleb128(data, at):
@@ -204,6 +228,9 @@ def main():
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("name")
+    p = commands.add_parser("other-kernel")
+    p.add_argument("input")
+    p.add_argument("output")
     for field in ("values", "counters"):
         p = commands.add_parser(f"corrupt-{field}")
         p.add_argument("input")
@@ -217,6 +244,8 @@ def main():
         elf = Elf(f.read())
     if args.command == "rename":
         rename(elf, args.name)
+    elif args.command == "other-kernel":
+        other_kernel(elf)
     else:
         corrupt_field(elf, args.command.split("-")[1], args.function, args.to, args.addend)
     with open(args.output, "wb") as f:

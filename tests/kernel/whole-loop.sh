@@ -23,7 +23,12 @@
 #     "# not built: why", "# fails: why");
 #   - the workload (scripts/workload-distro.guest.sh) ran every step on the
 #     instrumented kernel, and again on the optimized and the baseline
-#     kernels, loading the same modules; no console has a splat.
+#     kernels, loading the same modules; no console has a splat;
+#   - bad input, on the instrumented kernel before the whole workload
+#     again: a module built for another kernel, one whose profile
+#     sections do not check out, one whose init fails, a list entry that
+#     is no module; one clear line each, and the rest of the run as
+#     without them (the same modules, every step, every profile merges).
 # The figures (build time per stage, sizes of vmlinux and of the modules
 # with their __llvm_prf_* sections, boot time, memory after boot, profile
 # sizes and the time to read them all, modules profiled, the benchmark:
@@ -123,29 +128,86 @@ if ((distro)); then
 	# The list against what the guest did; an entry that is not loaded
 	# must say why on its line.
 	listed=$(bash -c 'source "$1/scripts/kernel-env.sh" && kpgo_module_names' _ "$root" | wc -l)
-	ok=$(wc -l <"$results/modules-ok" 2>/dev/null || echo 0)
+	ok=$(wc -l 2>/dev/null <"$results/modules-ok" || echo 0)
 	check "the guest loaded the list's modules with modprobe: $ok of $listed, at least 150" \
 		test "$ok" -ge 150
 	for kind in missing:"not built" failed:fails; do
 		file=$results/modules-${kind%%:*}
 		unexplained=$(while read -r module; do
 			grep -qE "^$module[[:space:]]+# ${kind#*:}: " "$list" || echo "$module"
-		done <"$file" 2>/dev/null | tr '\n' ' ')
-		check "every module ${kind%%:*} in the guest is one the list says so of (${unexplained:-none other}; list: $(tr '\n' ' ' <"$file" 2>/dev/null))" \
+		done 2>/dev/null <"$file" | tr '\n' ' ')
+		check "every module ${kind%%:*} in the guest is one the list says so of (${unexplained:-none other}; list: $(tr '\n' ' ' 2>/dev/null <"$file"))" \
 			test -f "$file" -a -z "$unexplained"
 	done
 	check_console "the instrumented kernel's console has no splat" "$build/qemu/workload/console.log"
 	check "the instrumented kernel ran every step of the workload ($(tail -1 "$results/steps" 2>/dev/null))" \
 		grep -qx profiles-read "$results/steps"
-	check "no workload step failed on the instrumented kernel ($(tr '\n' ',' <"$results/workload-failed" 2>/dev/null))" \
+	check "no workload step failed on the instrumented kernel ($(tr '\n' ',' 2>/dev/null <"$results/workload-failed"))" \
 		test ! -s "$results/workload-failed"
+	# Bad input, then the whole workload again on the instrumented kernel:
+	# a module built for another kernel (the release before this one in
+	# its vermagic), one whose profile sections do not check out (a
+	# CounterPtr far outside __llvm_prf_cnts), one whose init fails (the
+	# test modules of tests/kernel/modules/, built against this tree), a
+	# list entry that is no module. One clear line each; the rest of the
+	# run as without them.
+	bad=$build/bad-input
+	rm -rf "$bad"
+	mkdir -p "$bad/modules" "$bad/guest"
+	cp "$here/modules/"*.c "$here/modules/Kbuild" "$bad/modules/"
+	status=0
+	{
+		KPGO_TREE=$bench/instrumented "$root/scripts/kmake" -s M="$bad/modules" modules &&
+			python3 "$here/ko_edit.py" other-kernel "$bad/modules/pgo_test_a.ko" "$bad/guest/other_kernel.ko" &&
+			python3 "$here/ko_edit.py" corrupt-counters "$bad/modules/pgo_test_corrupt.ko" \
+				"$bad/guest/bad_sections.ko" pgo_test_corrupt_victim --addend 0x100000 &&
+			cp "$bad/modules/pgo_test_initfail.ko" "$bad/guest/init_fails.ko" &&
+			echo "kpgo_no_such_module" >"$bad/guest/modules.list" &&
+			"$root/scripts/distro-workload" "$bench/instrumented" "$build/qemu/workload-bad-input" \
+				--tree "$bad/guest:/kpgo/bad"
+	} >"$bad/run.log" 2>&1 || status=$?
+	check "bad input: the run completed (status $status)" test "$status" -eq 0
+	bad_results=$build/qemu/workload-bad-input/results
+	bad_console=$build/qemu/workload-bad-input/console.log
+	# refused FILE ERROR KERNEL_LINE: FILE's insmod failed with ERROR, and
+	# the console has KERNEL_LINE (an extended regular expression) once.
+	refused() {
+		grep -q "^$1 .*$2" "$bad_results/bad-refused" &&
+			test "$(grep -cE "$3" "$bad_console")" -eq 1
+	}
+	check "bad input: the module built for another kernel is refused, one line ($(grep -m1 'version magic' "$bad_console" 2>/dev/null | cut -c 16-))" \
+		refused other_kernel.ko "Invalid module format" "pgo_test_a: version magic '[^']*' should be '[^']*'"
+	check "bad input: the module whose init fails is refused by its init, one line" \
+		refused init_fails.ko "No such device" "bad input: init_fails.ko: insmod failed"
+	check "bad input: the module with bad profile sections loads, not profiled, one line ($(grep -m1 'module pgo_test_corrupt:' "$bad_console" 2>/dev/null | cut -c 16-))" \
+		bash -c 'grep -qx bad_sections.ko "$1/bad-loaded" && test ! -e "$1/pgo_test_corrupt.profraw" &&
+			test "$(grep -c "module pgo_test_corrupt: .*; not profiled" "$2")" -eq 1 &&
+			grep -q "modules_refused=1 " "$1/stats"' _ "$bad_results" "$bad_console"
+	check "bad input: the list entry that is no module, one line" \
+		bash -c 'grep -qx kpgo_no_such_module "$1/bad-list-missing" &&
+			test "$(grep -c "module list: kpgo_no_such_module: no such module" "$2")" -eq 1' _ "$bad_results" "$bad_console"
+	check "bad input: then the same modules loaded as without it" \
+		cmp -s "$results/modules-ok" "$bad_results/modules-ok"
+	check "bad input: then every step ($(tail -1 "$bad_results/steps" 2>/dev/null)), none failed ($(tr '\n' ',' 2>/dev/null <"$bad_results/workload-failed"))" \
+		bash -c 'grep -qx profiles-read "$1/steps" && test ! -s "$1/workload-failed"' _ "$bad_results"
+	bad_merge=0
+	for f in "$bad_results"/*.profraw; do
+		"$llvm/llvm-profdata" merge -o /dev/null "$f" 2>/dev/null || bad_merge=$((bad_merge + 1))
+	done
+	# The module whose init failed ran instrumented code: kpgo keeps its
+	# profile like any unloaded module's.
+	check "bad input: then the same profiles and pgo_test_initfail's, each accepted by llvm-profdata merge ($bad_merge refused)" \
+		test "$bad_merge" -eq 0 -a -s "$bad_results/pgo_test_initfail.profraw" -a \
+		"$(find "$bad_results" -name '*.profraw' | wc -l)" -eq "$(($(find "$results" -name '*.profraw' | wc -l) + 1))"
+	check_console "bad input: the console has no splat" "$bad_console"
+
 	# The same workload on the optimized and baseline kernels.
 	for kernel in optimized baseline; do
 		out=$build/qemu/workload-$kernel
 		status=0
 		"$root/scripts/distro-workload" "$bench/$kernel" "$out" >"$out.log" 2>&1 || status=$?
 		check "$kernel: the workload completed (status $status)" test "$status" -eq 0
-		check "$kernel: every step ($(tail -1 "$out/results/steps" 2>/dev/null)), none failed ($(tr '\n' ',' <"$out/results/workload-failed" 2>/dev/null))" \
+		check "$kernel: every step ($(tail -1 "$out/results/steps" 2>/dev/null)), none failed ($(tr '\n' ',' 2>/dev/null <"$out/results/workload-failed"))" \
 			bash -c 'grep -qx profiles-read "$1/steps" && test ! -s "$1/workload-failed"' _ "$out/results"
 		check "$kernel: the same modules loaded as on the instrumented kernel" \
 			cmp -s "$results/modules-ok" "$out/results/modules-ok"
