@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0
+"""clang's raw profile, version 10 (LLVM 19 to 22), 64-bit little endian:
+read, and written again with callee records (issue 29). Python standard
+library only; for scripts/ic-targets.
+
+The layout (LLVM's InstrProfData.inc): a header of 16 words, binary ids,
+data records (64 bytes each), counters (+ padding to 8), bitmap (+ pad),
+names (+ pad), then one value blob per data record that has value sites.
+A record's CounterPtr and BitmapPtr are relative: llvm-profdata takes
+CounterPtr - (CountersDelta - i * 64) as the offset of record i's counters
+in the counters section (the same for the bitmap), so records can be added
+after the others without touching them.
+"""
+import struct
+from dataclasses import dataclass, field
+
+MAGIC = 0xFF6C70726F667281
+VERSION = 10
+HEADER_WORDS = 16
+RECORD_SIZE = 64
+# NameRef, FuncHash, CounterPtr, BitmapPtr, FunctionPointer, Values,
+# NumCounters, NumValueSites[3] (indirect calls, memops, vtables),
+# NumBitmapBytes.
+RECORD = struct.Struct("<QQqqQQIHHHxxI")
+assert RECORD.size == RECORD_SIZE
+# Header words.
+BINARY_IDS_SIZE, NUM_DATA, NUM_COUNTERS, COUNTERS_PAD = 2, 3, 5, 6
+NUM_BITMAP_BYTES, BITMAP_PAD, NAMES_SIZE, COUNTERS_DELTA, BITMAP_DELTA = 7, 8, 9, 10, 11
+INDIRECT_CALL = 0
+
+
+def pad8(n):
+    return -n % 8
+
+
+def signed64(n):
+    n &= (1 << 64) - 1
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
+@dataclass
+class Record:
+    name_ref: int
+    func_hash: int
+    counter_ptr: int
+    bitmap_ptr: int
+    function_pointer: int
+    values: int
+    num_counters: int
+    value_sites: tuple
+    num_bitmap_bytes: int
+
+    def pack(self):
+        return RECORD.pack(self.name_ref, self.func_hash, self.counter_ptr, self.bitmap_ptr,
+                           self.function_pointer, self.values, self.num_counters,
+                           *self.value_sites, self.num_bitmap_bytes)
+
+
+@dataclass
+class RawProfile:
+    header: list
+    binary_ids: bytes
+    records: list
+    counters: bytes
+    bitmap: bytes
+    names: bytes
+    value_blobs: list  # one (record index, bytes) per record with sites
+    callees_added: int = field(default=0)
+
+    def ic_values(self):
+        """(record index, site, target, count) of every recorded
+        indirect-call target."""
+        out = []
+        for index, blob in self.value_blobs:
+            _total, kinds = struct.unpack_from("<II", blob)
+            at = 8
+            for _ in range(kinds):
+                kind, sites = struct.unpack_from("<II", blob, at)
+                counts = blob[at + 8:at + 8 + sites]
+                at += 8 + sites + pad8(sites)
+                for site, n in enumerate(counts):
+                    for _ in range(n):
+                        target, count = struct.unpack_from("<QQ", blob, at)
+                        at += 16
+                        if kind == INDIRECT_CALL:
+                            out.append((index, site, target, count))
+        return out
+
+    def with_callees(self, callees, names):
+        """The bytes of this profile with, after its own records, one
+        record per callee (a Record of another profile: its NameRef, hash,
+        counter and value-site numbers and address, all counts zero) and
+        NAMES (the names sections that name them) after its own names."""
+        header = list(self.header)
+        records = [r.pack() for r in self.records]
+        counters = bytearray(self.counters)
+        blobs = [blob for _, blob in self.value_blobs]
+        for callee in callees:
+            i = len(records)
+            extra = Record(callee.name_ref, callee.func_hash,
+                           signed64(len(counters) + header[COUNTERS_DELTA] - i * RECORD_SIZE),
+                           signed64(header[BITMAP_DELTA] - i * RECORD_SIZE),
+                           callee.function_pointer, 0, callee.num_counters,
+                           callee.value_sites, 0)
+            records.append(extra.pack())
+            counters += bytes(8 * callee.num_counters)
+            # Its value blob: every site with no value (the site counts of
+            # the merged records must agree, or llvm-profdata drops one).
+            kinds = [(k, n) for k, n in enumerate(callee.value_sites) if n]
+            if kinds:
+                body = b"".join(struct.pack("<II", k, n) + bytes(n + pad8(n)) for k, n in kinds)
+                blobs.append(struct.pack("<II", 8 + len(body), len(kinds)) + body)
+        all_names = self.names + names
+        header[NUM_DATA] = len(records)
+        header[NUM_COUNTERS] = len(counters) // 8
+        header[COUNTERS_PAD] = pad8(len(counters))
+        header[NAMES_SIZE] = len(all_names)
+        return b"".join([
+            struct.pack(f"<{HEADER_WORDS}Q", *header), self.binary_ids, *records,
+            bytes(counters), bytes(pad8(len(counters))),
+            self.bitmap, bytes(pad8(len(self.bitmap))),
+            all_names, bytes(pad8(len(all_names))), *blobs])
+
+
+def parse(data, what="profile"):
+    """The RawProfile of DATA (bytes)."""
+    header = list(struct.unpack_from(f"<{HEADER_WORDS}Q", data))
+    if header[0] != MAGIC or header[1] & 0xFFFFFFFF != VERSION:
+        raise ValueError(f"{what}: not a raw profile of version {VERSION}")
+    at = HEADER_WORDS * 8
+    ids = data[at:at + header[BINARY_IDS_SIZE]]
+    at += len(ids)
+    records = []
+    for _ in range(header[NUM_DATA]):
+        f = RECORD.unpack_from(data, at)
+        records.append(Record(*f[:7], tuple(f[7:10]), f[10]))
+        at += RECORD_SIZE
+    counters = data[at:at + 8 * header[NUM_COUNTERS]]
+    at += len(counters) + header[COUNTERS_PAD]
+    bitmap = data[at:at + header[NUM_BITMAP_BYTES]]
+    at += len(bitmap) + header[BITMAP_PAD]
+    names = data[at:at + header[NAMES_SIZE]]
+    at += len(names) + pad8(len(names))
+    blobs = []
+    for index, record in enumerate(records):
+        if any(record.value_sites):
+            (total,) = struct.unpack_from("<I", data, at)
+            blobs.append((index, data[at:at + total]))
+            at += total
+    return RawProfile(header, ids, records, counters, bitmap, names, blobs)
