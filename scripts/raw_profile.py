@@ -5,7 +5,9 @@ library only; for scripts/ic-targets.
 
 The layout (LLVM's InstrProfData.inc): a header of 16 words, binary ids,
 data records (64 bytes each), counters (+ padding to 8), bitmap (+ pad),
-names (+ pad), then one value blob per data record that has value sites.
+names (+ pad), vtable records and names (kpgo writes none: the kernel
+has no vtable profiling), then one value blob per data record that has
+value sites.
 A record's CounterPtr and BitmapPtr are relative: llvm-profdata takes
 CounterPtr - (CountersDelta - i * 64) as the offset of record i's counters
 in the counters section (the same for the bitmap), so records can be added
@@ -24,8 +26,9 @@ RECORD_SIZE = 64
 RECORD = struct.Struct("<QQqqQQIHHHxxI")
 assert RECORD.size == RECORD_SIZE
 # Header words.
-BINARY_IDS_SIZE, NUM_DATA, NUM_COUNTERS, COUNTERS_PAD = 2, 3, 5, 6
+BINARY_IDS_SIZE, NUM_DATA, PADDING_BEFORE_COUNTERS, NUM_COUNTERS, COUNTERS_PAD = 2, 3, 4, 5, 6
 NUM_BITMAP_BYTES, BITMAP_PAD, NAMES_SIZE, COUNTERS_DELTA, BITMAP_DELTA = 7, 8, 9, 10, 11
+NUM_VTABLES, VNAMES_SIZE = 13, 14
 INDIRECT_CALL = 0
 
 
@@ -127,6 +130,10 @@ def parse(data, what="profile"):
     header = list(struct.unpack_from(f"<{HEADER_WORDS}Q", data))
     if header[0] != MAGIC or header[1] & 0xFFFFFFFF != VERSION:
         raise ValueError(f"{what}: not a raw profile of version {VERSION}")
+    # Parts this reader does not place (continuous mode's padding, vtables).
+    for word in (PADDING_BEFORE_COUNTERS, NUM_VTABLES, VNAMES_SIZE):
+        if header[word]:
+            raise ValueError(f"{what}: header word {word} is {header[word]}, not 0: not supported")
     at = HEADER_WORDS * 8
     ids = data[at:at + header[BINARY_IDS_SIZE]]
     at += len(ids)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Small edits of a kernel module (.ko, ELF64 little endian, x86_64), for
-the lifecycle tests; Python standard library only.
+the lifecycle tests and check-distro's bad input; Python standard library
+only.
 
   ko_edit.py rename IN.ko OUT.ko NAME
       Gives the module another name: the name field of its struct module
@@ -11,8 +12,10 @@ the lifecycle tests; Python standard library only.
 
   ko_edit.py other-kernel IN.ko OUT.ko
       Makes it a module built for another kernel: the release in its
-      vermagic modinfo becomes the one before it (last digit one less),
+      vermagic modinfo differs in its last digit (one less, 0 becomes 9),
       which the loader refuses ("version magic ... should be ...").
+      Refused for a module with symbol versions (__versions): with
+      CONFIG_MODVERSIONS the loader ignores the release.
 
   ko_edit.py corrupt-values IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
       Rewrites the relocation of the Values field of FUNCTION's profile
@@ -130,9 +133,11 @@ def rename(elf, new_name):
 
 
 def other_kernel(elf):
-    """The vermagic of the kernel release before this one (its last digit
-    one less, 0 wrapping to 9): what a module built for the previous
-    stable update of this kernel says, same length."""
+    """The vermagic of another kernel release, of the same length: the
+    last digit of the release one less (0 wrapping to 9), as a module
+    built for the previous stable update says."""
+    if any(s["name"] == "__versions" for s in elf.sections):
+        raise SystemExit("the module has __versions: with MODVERSIONS the loader ignores the release")
     at, magic = modinfo_value(elf, "vermagic")
     release = magic.split(b" ")[0]
     digits = [i for i, c in enumerate(release) if chr(c).isdigit()]

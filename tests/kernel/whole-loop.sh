@@ -151,35 +151,46 @@ if ((distro)); then
 	# test modules of tests/kernel/modules/, built against this tree), a
 	# list entry that is no module. One clear line each; the rest of the
 	# run as without them.
-	bad=$build/bad-input
-	rm -rf "$bad"
-	mkdir -p "$bad/modules" "$bad/guest"
-	cp "$here/modules/"*.c "$here/modules/Kbuild" "$bad/modules/"
+	bad_dir=$build/bad-input
+	bad_out=$build/qemu/workload-bad-input
+	# Nothing of an earlier run may stand in for this one's results.
+	rm -rf "$bad_dir" "$bad_out" "$bad_out".*
+	mkdir -p "$bad_dir/modules" "$bad_dir/guest"
+	cp "$here/modules/"*.c "$here/modules/Kbuild" "$bad_dir/modules/"
 	status=0
 	{
-		KPGO_TREE=$bench/instrumented "$root/scripts/kmake" -s M="$bad/modules" modules &&
-			python3 "$here/ko_edit.py" other-kernel "$bad/modules/pgo_test_a.ko" "$bad/guest/other_kernel.ko" &&
-			python3 "$here/ko_edit.py" corrupt-counters "$bad/modules/pgo_test_corrupt.ko" \
-				"$bad/guest/bad_sections.ko" pgo_test_corrupt_victim --addend 0x100000 &&
-			cp "$bad/modules/pgo_test_initfail.ko" "$bad/guest/init_fails.ko" &&
-			echo "kpgo_no_such_module" >"$bad/guest/modules.list" &&
-			"$root/scripts/distro-workload" "$bench/instrumented" "$build/qemu/workload-bad-input" \
-				--tree "$bad/guest:/kpgo/bad"
-	} >"$bad/run.log" 2>&1 || status=$?
+		KPGO_TREE=$bench/instrumented "$root/scripts/kmake" -s M="$bad_dir/modules" modules &&
+			python3 "$here/ko_edit.py" other-kernel "$bad_dir/modules/pgo_test_a.ko" \
+				"$bad_dir/guest/other_kernel.ko" &&
+			python3 "$here/ko_edit.py" corrupt-counters "$bad_dir/modules/pgo_test_corrupt.ko" \
+				"$bad_dir/guest/bad_sections.ko" pgo_test_corrupt_victim --addend 0x100000 &&
+			cp "$bad_dir/modules/pgo_test_initfail.ko" "$bad_dir/guest/init_fails.ko" &&
+			echo "kpgo_no_such_module" >"$bad_dir/guest/modules.list" &&
+			"$root/scripts/distro-workload" "$bench/instrumented" "$bad_out" \
+				--tree "$bad_dir/guest:/kpgo/bad"
+	} >"$bad_dir/run.log" 2>&1 || status=$?
 	check "bad input: the run completed (status $status)" test "$status" -eq 0
-	bad_results=$build/qemu/workload-bad-input/results
-	bad_console=$build/qemu/workload-bad-input/console.log
-	# refused FILE ERROR KERNEL_LINE: FILE's insmod failed with ERROR, and
-	# the console has KERNEL_LINE (an extended regular expression) once.
-	refused() {
-		grep -q "^$1 .*$2" "$bad_results/bad-refused" &&
-			test "$(grep -cE "$3" "$bad_console")" -eq 1
+	bad_results=$bad_out/results
+	bad_console=$bad_out/console.log
+	# console_line REGEX: the first console line that matches, without
+	# its timestamp.
+	console_line() { grep -m1 -E "$1" "$bad_console" 2>/dev/null | sed 's/^\[[^]]*\] //'; }
+	# refused FILE ERROR: the guest's insmod of FILE failed with ERROR.
+	refused() { grep -F "$1 " "$bad_results/bad-refused" | grep -qF "$2"; }
+	# once REGEX: exactly one console line matches.
+	once() { test "$(grep -cE "$1" "$bad_console")" -eq 1; }
+	magic="pgo_test_a: version magic '[^']*' should be '[^']*'"
+	other_kernel_refused() { refused other_kernel.ko "Invalid module format" && once "$magic"; }
+	check "bad input: the module built for another kernel is refused, one line ($(console_line "$magic"))" \
+		other_kernel_refused
+	# Its init ran: kpgo profiled it, says nothing of it, keeps its profile.
+	init_failure_seen() {
+		refused init_fails.ko "No such device" && ! grep -q "module pgo_test_initfail:" "$bad_console" &&
+			test -s "$bad_results/pgo_test_initfail.profraw"
 	}
-	check "bad input: the module built for another kernel is refused, one line ($(grep -m1 'version magic' "$bad_console" 2>/dev/null | cut -c 16-))" \
-		refused other_kernel.ko "Invalid module format" "pgo_test_a: version magic '[^']*' should be '[^']*'"
-	check "bad input: the module whose init fails is refused by its init, one line" \
-		refused init_fails.ko "No such device" "bad input: init_fails.ko: insmod failed"
-	check "bad input: the module with bad profile sections loads, not profiled, one line ($(grep -m1 'module pgo_test_corrupt:' "$bad_console" 2>/dev/null | cut -c 16-))" \
+	check "bad input: the module whose init fails: insmod's ENODEV, no kpgo line, its profile kept" \
+		init_failure_seen
+	check "bad input: the module with bad profile sections loads, not profiled, one line ($(console_line 'module pgo_test_corrupt:'))" \
 		bash -c 'grep -qx bad_sections.ko "$1/bad-loaded" && test ! -e "$1/pgo_test_corrupt.profraw" &&
 			test "$(grep -c "module pgo_test_corrupt: .*; not profiled" "$2")" -eq 1 &&
 			grep -q "modules_refused=1 " "$1/stats"' _ "$bad_results" "$bad_console"
@@ -194,16 +205,17 @@ if ((distro)); then
 	for f in "$bad_results"/*.profraw; do
 		"$llvm/llvm-profdata" merge -o /dev/null "$f" 2>/dev/null || bad_merge=$((bad_merge + 1))
 	done
-	# The module whose init failed ran instrumented code: kpgo keeps its
-	# profile like any unloaded module's.
-	check "bad input: then the same profiles and pgo_test_initfail's, each accepted by llvm-profdata merge ($bad_merge refused)" \
-		test "$bad_merge" -eq 0 -a -s "$bad_results/pgo_test_initfail.profraw" -a \
-		"$(find "$bad_results" -name '*.profraw' | wc -l)" -eq "$(($(find "$results" -name '*.profraw' | wc -l) + 1))"
+	# profile_names DIR: the names of DIR's profiles.
+	profile_names() { find "$1" -name '*.profraw' -printf '%f\n' | sort; }
+	check "bad input: then the same profiles (and pgo_test_initfail's), each accepted by llvm-profdata merge ($bad_merge refused)" \
+		bash -c 'test "$1" -eq 0 && diff <(echo "$2") <(echo "$3" | grep -vx pgo_test_initfail.profraw)' _ \
+		"$bad_merge" "$(profile_names "$results")" "$(profile_names "$bad_results")"
 	check_console "bad input: the console has no splat" "$bad_console"
 
 	# The same workload on the optimized and baseline kernels.
 	for kernel in optimized baseline; do
 		out=$build/qemu/workload-$kernel
+		rm -rf "$out" "$out".*
 		status=0
 		"$root/scripts/distro-workload" "$bench/$kernel" "$out" >"$out.log" 2>&1 || status=$?
 		check "$kernel: the workload completed (status $status)" test "$status" -eq 0
