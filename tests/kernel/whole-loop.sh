@@ -247,6 +247,13 @@ meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
 	echo
 	echo "- Time per stage (s, 2 cores; a stage that was up to date is incremental): $(sed -n 's/^Time per stage (s): //p' "$build/report.md")"
 	echo "- CPU time per stage (s, user + system): $(sed -n 's/^CPU time per stage (s, user + system): //p' "$build/report.md")"
+	echo "- Every run of each stage, over the runs that built this folder (scripts/profile-kernel's stage-times.log; a stage resumed after an interruption took the sum of its runs): $(
+		awk '$1 == "start" { started[$2]++ }
+			$1 == "end" { ended[$2]++; wall[$2] += $4; if ($5 == "-") nocpu[$2]++; else cpu[$2] += $5 }
+			END { for (s in started) printf "%s %d s wall, %d s CPU in %d run(s)%s%s; ", s, wall[s], cpu[s], ended[s],
+				nocpu[s] ? sprintf(" (CPU not recorded for %d)", nocpu[s]) : "",
+				(started[s] > ended[s]) ? sprintf(" + %d interrupted", started[s] - ended[s]) : "" }' \
+			"$build/stage-times.log" 2>/dev/null)"
 	echo "- size vmlinux (llvm-size):"
 	echo "  - instrumented: $(size_of "$bench/instrumented")"
 	echo "  - baseline: $(size_of "$bench/baseline")"
@@ -271,8 +278,12 @@ meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
 		"$(find "$results" -name '*.profraw' ! -name vmlinux.profraw | wc -l) module profiles," \
 		"$(cat "$results"/*.profraw | wc -c) bytes in all; merged $(stat -c %s "$build/kernel.profdata") bytes"
 	echo "- Boot to the guest script (instrumented, TCG, 2 CPUs): $(sed -n 's/^boot_to_script_s=//p' "$build/qemu/workload/timing") s"
-	echo "- Modules loaded: $(wc -l <"$results/modules-loaded"), instrumented and profiled: $loaded" \
-		"($(find "$results" -name '*.profraw' ! -name vmlinux.profraw -printf '%f ' | sed 's/\.profraw//g'))"
+	# The modules profiled by name where they are few (a distribution's
+	# list is in its file).
+	profiled_names=
+	((loaded > 20)) ||
+		profiled_names="($(find "$results" -name '*.profraw' ! -name vmlinux.profraw -printf '%f ' | sed 's/\.profraw//g'))"
+	echo "- Modules loaded: $(wc -l <"$results/modules-loaded"), instrumented and profiled: $loaded $profiled_names"
 	((distro)) ||
 		echo "- Modules whose init failed (no such device), profiled all the same: $(cat "$results/insmod-failed" 2>/dev/null | tr '\n' ' ')"
 	echo "- Profile diagnostics of the optimized build: ${out_of_date:-?} out of date, ${missing:-?} without data"
