@@ -5,7 +5,8 @@
 # minute per base, most of it checking out the tree):
 #   - BASE=defconfig and BASE=<Debian's distro .config> (linux-config-6.12)
 #     get RUST, PGO_CLANG and the harness options; the distro base's
-#     MODVERSIONS is turned off and reported with its reason;
+#     MODVERSIONS is turned off and reported with its reason, on stderr
+#     and in the tree's .kpgo/config-report.txt;
 #   - the same base with MODVERSIONS forced back on cannot take PGO: the
 #     configuration fails and names RUST's unmet dependency;
 #   - a BASE that is neither a kconfig target nor a file is refused;
@@ -52,6 +53,9 @@ done
 check "distro base: the MODVERSIONS change is reported with its reason" \
 	grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.config: RUST depends on !MODVERSIONS' \
 	"$logs/$(basename "$distro").log"
+check "distro base: the tree keeps the same report (.kpgo/config-report.txt)" \
+	grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.config: RUST depends on !MODVERSIONS' \
+	"$(tree_of "$distro")/.kpgo/config-report.txt"
 check "defconfig base: its modules fragment applied (CONFIG_VFAT_FS=m)" \
 	grep -qx CONFIG_VFAT_FS=m "$(tree_of defconfig)/.config"
 

@@ -254,6 +254,11 @@ meminfo() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "$2" 2>/dev/null; }
 				nocpu[s] ? sprintf(" (CPU not recorded for %d)", nocpu[s]) : "",
 				(started[s] > ended[s]) ? sprintf(" + %d interrupted", started[s] - ended[s]) : "" }' \
 			"$build/stage-times.log" 2>/dev/null)"
+	echo "- Configuration: what kpgo changed of the base, and why (scripts/configure-kernel; the instrumented kernel):"
+	sed 's/^configure-kernel: /  - /' "$bench/instrumented/.kpgo/config-report.txt" 2>/dev/null
+	echo "- The optimized and baseline kernels' configuration against it (the kernel's scripts/diffconfig):" \
+		"$("$bench/instrumented/scripts/diffconfig" "$bench/instrumented/.config" "$bench/baseline/.config" 2>/dev/null |
+			tr '\n' ';' | sed 's/;/; /g')"
 	echo "- size vmlinux (llvm-size):"
 	echo "  - instrumented: $(size_of "$bench/instrumented")"
 	echo "  - baseline: $(size_of "$bench/baseline")"
