@@ -32,10 +32,10 @@ KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
 KPGO_BASE=${BASE:-tinyconfig}
 KPGO_BASE_CONFIG=
 # KPGO_OUT: where build folders go: build/ in the repository, but for a
-# distribution's configuration, whose builds take hours, KPGO_CACHE/out, so
-# that a fresh clone (CI's) or a deleted build/ does not lose them.  The
-# kernel source imported into git (below) goes there too: the trees share
-# its objects.
+# distribution's configuration (debian-cloud, or any base with MODULE_LIST=,
+# below), whose builds take hours, KPGO_CACHE/out, so that a fresh clone
+# (CI's) or a deleted build/ does not lose them.  The kernel source
+# imported into git (below) goes there too: the trees share its objects.
 case $KPGO_BASE in
 debian-cloud)
 	KPGO_BASE_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
@@ -45,7 +45,11 @@ debian-cloud)
 	KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
 	;;
 *)
-	KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_ROOT/build}")
+	if [[ -n ${MODULE_LIST:-} ]]; then
+		KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_CACHE/out}")
+	else
+		KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_ROOT/build}")
+	fi
 	if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
 		[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
 		KPGO_BASE=$(realpath "$KPGO_BASE")
@@ -53,7 +57,7 @@ debian-cloud)
 		KPGO_BUILD=$KPGO_OUT/config-$(basename "$KPGO_BASE" | tr -c 'A-Za-z0-9._\n-' _)-$(
 			printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)
 	elif [[ $KPGO_BASE =~ ^[A-Za-z0-9_.-]*config$ ]]; then
-		if [[ $KPGO_BASE == tinyconfig ]]; then
+		if [[ $KPGO_BASE == tinyconfig && -z ${MODULE_LIST:-} ]]; then
 			KPGO_BUILD=$KPGO_OUT
 		else
 			KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
@@ -64,16 +68,26 @@ debian-cloud)
 	fi
 	;;
 esac
-# KPGO_MODULE_LIST: the base's module list (scripts/configs/<BASE>.modules)
-# if it has one: a distribution's.  Its builds go through ccache unless
-# KPGO_CCACHE=0 (below): the same make command lines whichever target
-# builds them, so that none rebuilds what another built.
+# KPGO_MODULE_LIST: the modules to build, load and profile, as make
+# localmodconfig keeps them: MODULE_LIST=FILE (yours: the output of lsmod on
+# the machines the kernel is for will do), else the base's list
+# (scripts/configs/<BASE>.modules) if it has one: a distribution's.  One
+# module per line, its name first; "#" starts a comment.  Its builds go
+# through ccache unless KPGO_CCACHE=0 (below): the same make command lines
+# whichever target builds them, so that none rebuilds what another built.
 KPGO_MODULE_LIST=
-[[ $KPGO_BASE == */* || ! -f $KPGO_ROOT/scripts/configs/$KPGO_BASE.modules ]] ||
+if [[ -n ${MODULE_LIST:-} ]]; then
+	[[ -f $MODULE_LIST ]] || { echo "MODULE_LIST=$MODULE_LIST: no such file" >&2; exit 1; }
+	KPGO_MODULE_LIST=$(realpath "$MODULE_LIST")
+elif [[ $KPGO_BASE != */* && -f $KPGO_ROOT/scripts/configs/$KPGO_BASE.modules ]]; then
 	KPGO_MODULE_LIST=$KPGO_ROOT/scripts/configs/$KPGO_BASE.modules
-# kpgo_module_names: the names of KPGO_MODULE_LIST, comments and blank
-# lines dropped.
-kpgo_module_names() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KPGO_MODULE_LIST"; }
+fi
+# kpgo_module_names: the names of KPGO_MODULE_LIST, one per line: the
+# first word of each line, comments, blank lines and lsmod's header line
+# ("Module Size Used by") dropped.
+kpgo_module_names() {
+	awk '{ sub(/#.*/, "") } NF && !($1 == "Module" && $2 == "Size") { print $1 }' "$KPGO_MODULE_LIST"
+}
 # KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
 # (scripts/setup installs it).  Another one (another 6.12.y: make
 # check-stable) has a build folder of its own, build/source-<name of the

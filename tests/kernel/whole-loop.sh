@@ -134,7 +134,7 @@ if ((distro)); then
 	for kind in missing:"not built" failed:fails; do
 		file=$results/modules-${kind%%:*}
 		unexplained=$(while read -r module; do
-			grep -qE "^$module[[:space:]]+# ${kind#*:}: " "$list" || echo "$module"
+			grep -qE "^$module([[:space:]][^#]*)?[[:space:]]# ${kind#*:}: " "$list" || echo "$module"
 		done 2>/dev/null <"$file" | tr '\n' ' ')
 		check "every module ${kind%%:*} in the guest is one the list says so of (${unexplained:-none other}; list: $(tr '\n' ' ' 2>/dev/null <"$file"))" \
 			test -f "$file" -a -z "$unexplained"
