@@ -36,13 +36,25 @@ KPGO_BASE_CONFIG=
 # below), whose builds take hours, KPGO_CACHE/out, so that a fresh clone
 # (CI's) or a deleted build/ does not lose them.  The kernel source
 # imported into git (below) goes there too: the trees share its objects.
+# MODULE_LIST=FILE (see KPGO_MODULE_LIST below), made absolute and
+# exported: the scripts source this file again from inside a tree.
+if [[ -n ${MODULE_LIST:-} ]]; then
+	[[ -f $MODULE_LIST ]] || { echo "MODULE_LIST=$MODULE_LIST: no such file" >&2; exit 1; }
+	MODULE_LIST=$(realpath "$MODULE_LIST")
+	export MODULE_LIST
+fi
+# The build folder of a base with MODULE_LIST: the base's own, suffixed
+# with the list's (two lists of one base do not share trees or profiles).
+kpgo_list_suffix() {
+	[[ -z ${MODULE_LIST:-} ]] || echo "-modules-$(printf %s "$MODULE_LIST" | sha1sum | cut -c1-8)"
+}
 case $KPGO_BASE in
 debian-cloud)
 	KPGO_BASE_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
 	[[ -f $KPGO_BASE_CONFIG ]] ||
 		{ echo "BASE=$KPGO_BASE: $KPGO_BASE_CONFIG missing: run scripts/setup" >&2; exit 1; }
 	KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_CACHE/out}")
-	KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
+	KPGO_BUILD=$KPGO_OUT/$KPGO_BASE$(kpgo_list_suffix)
 	;;
 *)
 	if [[ -n ${MODULE_LIST:-} ]]; then
@@ -53,11 +65,19 @@ debian-cloud)
 	if [[ $KPGO_BASE == */* || -f $KPGO_BASE ]]; then
 		[[ -f $KPGO_BASE ]] || { echo "BASE=$KPGO_BASE: no such file" >&2; exit 1; }
 		KPGO_BASE=$(realpath "$KPGO_BASE")
+		# Absolute for the scripts that source this again from a tree.
+		export BASE=$KPGO_BASE
 		KPGO_BASE_CONFIG=$KPGO_BASE
 		KPGO_BUILD=$KPGO_OUT/config-$(basename "$KPGO_BASE" | tr -c 'A-Za-z0-9._\n-' _)-$(
-			printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)
+			printf %s "$KPGO_BASE" | sha1sum | cut -c1-8)$(kpgo_list_suffix)
 	elif [[ $KPGO_BASE =~ ^[A-Za-z0-9_.-]*config$ ]]; then
-		if [[ $KPGO_BASE == tinyconfig && -z ${MODULE_LIST:-} ]]; then
+		# localmodconfig only takes modules away: a kconfig target's few
+		# are not a distribution's.
+		[[ -z ${MODULE_LIST:-} ]] || {
+			echo "MODULE_LIST= keeps modules of a distribution's .config (BASE=FILE or debian-cloud), not of BASE=$KPGO_BASE" >&2
+			exit 1
+		}
+		if [[ $KPGO_BASE == tinyconfig ]]; then
 			KPGO_BUILD=$KPGO_OUT
 		else
 			KPGO_BUILD=$KPGO_OUT/$KPGO_BASE
@@ -69,16 +89,17 @@ debian-cloud)
 	;;
 esac
 # KPGO_MODULE_LIST: the modules to build, load and profile, as make
-# localmodconfig keeps them: MODULE_LIST=FILE (yours: the output of lsmod on
-# the machines the kernel is for will do), else the base's list
+# localmodconfig keeps them (it only turns modules off: the base must have
+# them, as a distribution's .config does): MODULE_LIST=FILE (yours: the
+# output of lsmod on the machines the kernel is for will do), else the
+# base's list
 # (scripts/configs/<BASE>.modules) if it has one: a distribution's.  One
 # module per line, its name first; "#" starts a comment.  Its builds go
 # through ccache unless KPGO_CCACHE=0 (below): the same make command lines
 # whichever target builds them, so that none rebuilds what another built.
 KPGO_MODULE_LIST=
 if [[ -n ${MODULE_LIST:-} ]]; then
-	[[ -f $MODULE_LIST ]] || { echo "MODULE_LIST=$MODULE_LIST: no such file" >&2; exit 1; }
-	KPGO_MODULE_LIST=$(realpath "$MODULE_LIST")
+	KPGO_MODULE_LIST=$MODULE_LIST
 elif [[ $KPGO_BASE != */* && -f $KPGO_ROOT/scripts/configs/$KPGO_BASE.modules ]]; then
 	KPGO_MODULE_LIST=$KPGO_ROOT/scripts/configs/$KPGO_BASE.modules
 fi

@@ -40,8 +40,15 @@ KPGO_REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 BASE ?= tinyconfig
 TOOLCHAIN ?= llvm-19
 export BASE TOOLCHAIN
+# MODULE_LIST=FILE (scripts/kernel-env.sh), for every script and its
+# build folder.
+ifneq ($(MODULE_LIST),)
+override MODULE_LIST := $(abspath $(MODULE_LIST))
+export MODULE_LIST
+endif
 # Given explicitly: make 4.3 does not pass exported variables to $(shell).
-KPGO_BUILD := $(shell BASE='$(BASE)' TOOLCHAIN='$(TOOLCHAIN)' $(KPGO_REPO)/scripts/base-dir)
+KPGO_BUILD := $(shell BASE='$(BASE)' TOOLCHAIN='$(TOOLCHAIN)' MODULE_LIST='$(MODULE_LIST)' \
+	$(KPGO_REPO)/scripts/base-dir)
 ifeq ($(KPGO_BUILD),)
 $(error BASE=$(BASE) TOOLCHAIN=$(TOOLCHAIN): no build folder, see the line above)
 endif

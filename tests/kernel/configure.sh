@@ -9,8 +9,10 @@
 #     and in the tree's .kpgo/config-report.txt;
 #   - the same base with MODVERSIONS forced back on cannot take PGO: the
 #     configuration fails and names RUST's unmet dependency;
-#   - the distro base with a module list of lsmod's format (MODULE_LIST=)
-#     keeps only those modules; a MODULE_LIST that is no file is refused;
+#   - the distro base with a module list of lsmod's format (MODULE_LIST=,
+#     a relative path) keeps only those modules, in a build folder of its
+#     own; a MODULE_LIST that is no file, or with a kconfig target, is
+#     refused;
 #   - a BASE that is neither a kconfig target nor a file is refused;
 #   - the ThinLTO kernels of the main job (VARIANTS=thinlto) configure:
 #     defconfig with scripts/configs/thinlto.config gets LTO_CLANG_THIN
@@ -71,24 +73,35 @@ check "MODVERSIONS=y forced: the unmet dependency of RUST is named" \
 	grep -q 'RUST depends on !MODVERSIONS *\[MODVERSIONS=y\]' "$logs/forced-modversions.log"
 rm -f "$forced"
 # A distribution's base with the user's own module list (MODULE_LIST=, in
-# lsmod's format): only those modules (and what they need) stay =m. In
-# the same tree (KPGO_OUT: the build folder of the others).
+# lsmod's format, a relative path): only those modules (and what they
+# need) stay =m, in a build folder of the base and list. KPGO_OUT: the
+# build folder of the others.
 modules=$logs/lsmod.txt
 printf '%s\n' "Module                  Size  Used by" "vfat 20480 0" "fat 86016 1 vfat" \
 	"loop 32768 0  # a comment" >"$modules"
 status=0
-MODULE_LIST=$modules KPGO_OUT=$root/build configure module-list "$distro" || status=$?
-config=$(tree_of "$distro")/.config
-check "MODULE_LIST= (lsmod's output): configured (status $status)" test "$status" -eq 0
+(cd "$logs" && MODULE_LIST=lsmod.txt KPGO_OUT=$root/build configure module-list "$distro") || status=$?
+config=$(MODULE_LIST=$modules KPGO_OUT=$root/build BASE=$distro "$root/scripts/base-dir")/linux/.config
+check "MODULE_LIST= (lsmod's output, a relative path): configured (status $status)" test "$status" -eq 0
+check "MODULE_LIST=: a build folder of its own ($config)" \
+	test "$config" != "$(tree_of "$distro")/.config"
 check "MODULE_LIST=: its modules are =m (VFAT_FS, FAT_FS, BLK_DEV_LOOP)" \
 	bash -c 'grep -qx CONFIG_VFAT_FS=m "$1" && grep -qx CONFIG_FAT_FS=m "$1" &&
 		grep -qx CONFIG_BLK_DEV_LOOP=m "$1"' _ "$config"
 check "MODULE_LIST=: few other modules ($(grep -c '=m$' "$config") =m options, the base has $(xzcat "$distro" | grep -c '=m$'))" \
 	test "$(grep -c '=m$' "$config")" -lt 30
 check "MODULE_LIST=: reported (kept the modules of the list)" \
-	grep -q "kept the modules of ${modules#"$root"/} " "$logs/module-list.log"
-check "MODULE_LIST= naming no file is refused" \
-	bash -c '! MODULE_LIST=/no/such/list BASE=tinyconfig "$1/scripts/base-dir" >/dev/null 2>&1' _ "$root"
+	grep -q "kept the modules of .*lsmod.txt (" "$logs/module-list.log"
+# refused_with MESSAGE ENV...: base-dir fails with MESSAGE under ENV.
+refused_with() {
+	local message=$1
+	shift
+	! env "$@" "$root/scripts/base-dir" >"$logs/refused.log" 2>&1 && grep -qF "$message" "$logs/refused.log"
+}
+check "MODULE_LIST= naming no file is refused, and says so" \
+	refused_with "MODULE_LIST=/no/such/list: no such file" MODULE_LIST=/no/such/list BASE="$distro"
+check "MODULE_LIST= with a kconfig target (tinyconfig) is refused, and says why" \
+	refused_with "not of BASE=tinyconfig" MODULE_LIST="$modules" BASE=tinyconfig
 # The distro tree is configured again for later use, as a base should be.
 configure "$(basename "$distro")" "$distro" >/dev/null 2>&1 || true
 
