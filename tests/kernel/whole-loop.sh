@@ -58,9 +58,13 @@ status=0
 check "the main job on $BASE completed (status $status)" test "$status" -eq 0
 
 # Warnings: compiler ("warning:"), objtool ("warning: objtool:"), modpost
-# ("WARNING: modpost:"), with tree paths and column numbers dropped.
+# ("WARNING: modpost:"), with tree paths and column numbers dropped; of
+# every run of the build (LOG.all: a resumed build's last log is only
+# what its last run compiled).
 warnings() {
-	grep -E 'warning:|WARNING:' "$1" | sed -E "s|$bench/[a-z]+/||g; s|:[0-9]+:[0-9]+:|:|" | sort -u
+	local log=$1
+	[[ ! -f $log.all ]] || log=$log.all
+	grep -E 'warning:|WARNING:' "$log" | sed -E "s|$bench/[a-z]+/||g; s|:[0-9]+:[0-9]+:|:|" | sort -u
 }
 check "both build logs are there (instrumented, baseline)" \
 	test -s "$bench/instrumented.log" -a -s "$bench/baseline.log"
