@@ -7,6 +7,8 @@
 //! (by the `host/` shell, whose tests compare it with compiler-rt).
 //!
 //! - [`format`]: raw profile layouts per version, padding rules.
+//! - [`md5`]: the hash that names functions in data records.
+//! - [`names`]: the chunks of a names section and the names they hold.
 //! - [`sections`]: the one descriptor type for an instrumented object
 //!   (vmlinux, a module, a host program) and address containment.
 //! - [`check`]: the one-time check of sections that are not trusted (a
@@ -19,6 +21,8 @@
 
 pub mod check;
 pub mod format;
+pub mod md5;
+pub mod names;
 pub mod saved;
 pub mod sections;
 pub mod sink;

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The names section (`__llvm_prf_names`): which names it holds, chunk by
+//! chunk.
+//!
+//! The compiler writes one chunk per translation unit, and the linker puts
+//! them one after the other: the length of the names (ULEB128), the length
+//! of their zlib-compressed form (ULEB128, 0 when they are not compressed),
+//! then the names, joined by `\x01`, compressed or not. A raw profile
+//! carries the section whole; any sequence of whole chunks is a valid names
+//! section too, which is how a profile can carry the names of another
+//! object's functions without all of its names.
+
+use core::fmt;
+
+/// The byte that joins the names of one chunk.
+pub const NAME_SEPARATOR: u8 = 0x01;
+
+/// Why a names section cannot be walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamesError {
+    /// A length runs past the end of the section (or past 64 bits).
+    Truncated {
+        /// Offset of the chunk in the section.
+        at: usize,
+    },
+    /// A compressed chunk that the caller could not inflate to its length.
+    Inflate {
+        /// Offset of the chunk in the section.
+        at: usize,
+    },
+    /// A chunk's names are longer than the caller's scratch space.
+    TooLong {
+        /// Offset of the chunk in the section.
+        at: usize,
+        /// The length of its names.
+        len: usize,
+    },
+}
+
+impl fmt::Display for NamesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NamesError::Truncated { at } => write!(f, "names chunk at {at} is truncated"),
+            NamesError::Inflate { at } => write!(f, "names chunk at {at} does not inflate"),
+            NamesError::TooLong { at, len } => {
+                write!(f, "names chunk at {at} holds {len} bytes of names: no room")
+            }
+        }
+    }
+}
+
+/// One chunk of a names section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// Offset of the chunk in the section.
+    pub at: usize,
+    /// The whole chunk, lengths included: what a profile copies.
+    pub bytes: &'a [u8],
+    /// The length of its names, uncompressed.
+    pub names_len: usize,
+    /// The names, compressed or not.
+    pub payload: &'a [u8],
+    /// Whether `payload` is zlib-compressed.
+    pub compressed: bool,
+}
+
+/// Reads a ULEB128 at `*at`, moving `*at` past it.
+fn uleb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// The chunks of the names section `section`, in order, up to the first
+/// error (then the error). Zero bytes after the last chunk (padding) end
+/// it.
+pub fn chunks(section: &[u8]) -> impl Iterator<Item = Result<Chunk<'_>, NamesError>> + '_ {
+    let mut at = 0usize;
+    let mut failed = false;
+    core::iter::from_fn(move || {
+        let rest = section.get(at..).unwrap_or(&[]);
+        if failed || rest.iter().all(|&b| b == 0) {
+            return None;
+        }
+        let start = at;
+        let mut chunk = || -> Option<Chunk<'_>> {
+            let names_len = usize::try_from(uleb128(section, &mut at)?).ok()?;
+            let compressed_len = usize::try_from(uleb128(section, &mut at)?).ok()?;
+            let stored = if compressed_len == 0 {
+                names_len
+            } else {
+                compressed_len
+            };
+            let payload = section.get(at..at.checked_add(stored)?)?;
+            at += stored;
+            Some(Chunk {
+                at: start,
+                bytes: section.get(start..at)?,
+                names_len,
+                payload,
+                compressed: compressed_len != 0,
+            })
+        };
+        let next = chunk().ok_or(NamesError::Truncated { at: start });
+        failed = next.is_err();
+        Some(next)
+    })
+}
+
+/// Calls `f` on each name of `chunk`. A compressed chunk is inflated into
+/// `scratch` by `inflate(payload, scratch)`, which returns the number of
+/// bytes it wrote, or `None`; the chunk's names must fit `scratch` and
+/// inflate to exactly their length.
+pub fn for_each_name(
+    chunk: &Chunk<'_>,
+    scratch: &mut [u8],
+    inflate: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>,
+    mut f: impl FnMut(&[u8]),
+) -> Result<(), NamesError> {
+    let names: &[u8] = if chunk.compressed {
+        let room = scratch
+            .get_mut(..chunk.names_len)
+            .ok_or(NamesError::TooLong {
+                at: chunk.at,
+                len: chunk.names_len,
+            })?;
+        if inflate(chunk.payload, room) != Some(chunk.names_len) {
+            return Err(NamesError::Inflate { at: chunk.at });
+        }
+        room
+    } else {
+        chunk.payload
+    };
+    for name in names.split(|&b| b == NAME_SEPARATOR) {
+        f(name);
+    }
+    Ok(())
+}
