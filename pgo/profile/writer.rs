@@ -6,12 +6,21 @@
 //! order), counters, bitmap, names (each padded to 8 bytes), then one value
 //! blob per data record that has any value site, even with no value
 //! recorded, since the reader steps through blobs record by record.
+//!
+//! A profile may also name functions of other objects ([`Callees`]):
+//! `llvm-profdata` names an indirect-call target only by the data records
+//! of the same file. Each callee is one more record after the object's
+//! own (its name, hash, counter and value-site numbers as in its own
+//! object, all counts zero, so that a merge adds nothing to its counts),
+//! zero counters after the object's counters, the names chunks that hold
+//! the callees' names after the object's names, and an empty value blob
+//! per callee with value sites. Without callees the bytes are the same.
 
 use core::fmt;
 
 use super::format::{
-    header, padding_to_8, value_record_header_size, FormatError, HeaderFields, ProfileVersion,
-    MAX_VALUES_PER_SITE, VALUE_DATA_SIZE,
+    header, padding_to_8, value_record_header_size, FormatError, HeaderFields, Layout,
+    ProfileVersion, MAX_VALUES_PER_SITE, MAX_VALUE_KINDS, VALUE_DATA_SIZE,
 };
 use super::sections::{DataRecord, ProfiledObject, SectionRange};
 use super::sink::{Measure, Overflow, Sink, SliceSink};
@@ -47,6 +56,78 @@ impl fmt::Display for WriteError {
     }
 }
 
+/// A function of another object that a profile names: what that
+/// object's data record of it says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Callee {
+    /// `NameRef`: the hash of its name.
+    pub name_ref: u64,
+    /// `FuncHash`: the hash of its control flow.
+    pub func_hash: u64,
+    /// The address that the profile's values name it by.
+    pub function_pointer: u64,
+    /// Its number of counters.
+    pub num_counters: u32,
+    /// Its value sites per kind.
+    pub value_sites: [u16; MAX_VALUE_KINDS],
+}
+
+/// What a profile carries besides its object's own parts: records of
+/// other objects' functions and the names chunks that name them (whole
+/// chunks of those objects' names sections).
+#[derive(Clone, Copy, Default)]
+pub struct Callees<'a> {
+    /// The functions, in the order their records are written.
+    pub records: &'a [Callee],
+    /// The names chunks, in order.
+    pub names: &'a [&'a [u8]],
+}
+
+impl Callees<'_> {
+    /// No callee: the object's own profile.
+    pub const NONE: Callees<'static> = Callees {
+        records: &[],
+        names: &[],
+    };
+
+    /// Their counters, in number.
+    fn num_counters(&self) -> usize {
+        self.records
+            .iter()
+            .fold(0usize, |sum, c| sum.saturating_add(c.num_counters as usize))
+    }
+
+    /// Their names, in bytes.
+    fn names_len(&self) -> usize {
+        self.names
+            .iter()
+            .fold(0usize, |sum, n| sum.saturating_add(n.len()))
+    }
+}
+
+/// [`profile_size_bound_in`] for the profile of `object` that names
+/// `callees` too.
+pub fn profile_size_bound_naming_in<S: Sink>(
+    object: &ProfiledObject,
+    callees: &Callees<'_>,
+    measure: &mut S,
+) -> Result<usize, WriteError> {
+    write(object, callees, measure, Values::Omitted)?;
+    // The pool's capacity, not its free nodes: a node taken before the
+    // measure and linked behind it would be in neither figure.
+    let values = object.pool.capacity().saturating_mul(VALUE_DATA_SIZE);
+    Ok(measure.position().saturating_add(values))
+}
+
+/// [`write_profile`], naming `callees` too.
+pub fn write_profile_naming<S: Sink>(
+    object: &ProfiledObject,
+    callees: &Callees<'_>,
+    sink: &mut S,
+) -> Result<(), WriteError> {
+    write(object, callees, sink, Values::Listed)
+}
+
 /// The size in bytes of the profile of `object` as it is now.
 pub fn profile_size(object: &ProfiledObject) -> Result<usize, WriteError> {
     let mut measure = Measure::new();
@@ -69,11 +150,7 @@ pub fn profile_size_bound_in<S: Sink>(
     object: &ProfiledObject,
     measure: &mut S,
 ) -> Result<usize, WriteError> {
-    // The pool's capacity, not its free nodes: a node taken before the
-    // measure and linked behind it would be in neither figure.
-    write(object, measure, Values::Omitted)?;
-    let values = object.pool.capacity().saturating_mul(VALUE_DATA_SIZE);
-    Ok(measure.position().saturating_add(values))
+    profile_size_bound_naming_in(object, &Callees::NONE, measure)
 }
 
 /// Serializes the profile of `object` into `buf`; returns the bytes written.
@@ -85,7 +162,7 @@ pub fn serialize(object: &ProfiledObject, buf: &mut [u8]) -> Result<usize, Write
 
 /// Writes the profile of `object` into `sink`.
 pub fn write_profile<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), WriteError> {
-    write(object, sink, Values::Listed)
+    write(object, &Callees::NONE, sink, Values::Listed)
 }
 
 /// Which values a profile is written with.
@@ -97,14 +174,25 @@ enum Values {
     Omitted,
 }
 
-/// Writes the profile of `object` into `sink`, with `values`.
-fn write<S: Sink>(object: &ProfiledObject, sink: &mut S, values: Values) -> Result<(), WriteError> {
+/// Writes the profile of `object` naming `callees` into `sink`, with
+/// `values`.
+fn write<S: Sink>(
+    object: &ProfiledObject,
+    callees: &Callees<'_>,
+    sink: &mut S,
+    values: Values,
+) -> Result<(), WriteError> {
     let version = object.version()?;
     let layout = version.layout();
     let sections = object.sections();
     let num_data = object.num_records(&version);
     let num_counters = version.num_counters(sections.counters.len());
     let counters_size = num_counters * version.counter_size();
+    let callee_counters_size = callees
+        .num_counters()
+        .saturating_mul(version.counter_size());
+    let all_counters_size = counters_size.saturating_add(callee_counters_size);
+    let names_size = sections.names.len().saturating_add(callees.names_len());
     let bitmap_size = if layout.has_bitmap {
         sections.bitmap.len()
     } else {
@@ -116,11 +204,11 @@ fn write<S: Sink>(object: &ProfiledObject, sink: &mut S, values: Values) -> Resu
     write_binary_ids(object, &mut ids)?;
     let fields = HeaderFields {
         binary_ids_size: ids.position() as u64,
-        num_data: num_data as u64,
-        num_counters: num_counters as u64,
-        counters_size: counters_size as u64,
+        num_data: num_data.saturating_add(callees.records.len()) as u64,
+        num_counters: num_counters.saturating_add(callees.num_counters()) as u64,
+        counters_size: all_counters_size as u64,
         num_bitmap_bytes: bitmap_size as u64,
-        names_size: sections.names.len() as u64,
+        names_size: names_size as u64,
         counters_delta: file_address(&sections.counters).wrapping_sub(data_start),
         bitmap_delta: file_address(&sections.bitmap).wrapping_sub(data_start),
         names_delta: file_address(&sections.names),
@@ -133,24 +221,113 @@ fn write<S: Sink>(object: &ProfiledObject, sink: &mut S, values: Values) -> Resu
 
     // Nothing writes data records or names any more: plain copies.
     sink.put(static_bytes(&sections.data, num_data * layout.record_size))?;
+    let mut counters_at = counters_size as u64;
+    for (i, callee) in (num_data..).zip(callees.records) {
+        write_callee_record(layout, &fields, i, counters_at, callee, sink)?;
+        counters_at = counters_at
+            .wrapping_add(u64::from(callee.num_counters) * version.counter_size() as u64);
+    }
     // Counters and bitmap are live memory of the object, written only by
     // instrumented code or through atomics (contract of
     // `ProfiledObject::new`).
     // SAFETY: the lengths stay inside the sections.
     unsafe {
         sink.put_live(sections.counters.start(), counters_size)?;
-        sink.put_zeros(padding_to_8(counters_size))?;
+        sink.put_zeros(callee_counters_size)?;
+        sink.put_zeros(padding_to_8(all_counters_size))?;
         if layout.has_bitmap {
             sink.put_live(sections.bitmap.start(), bitmap_size)?;
             sink.put_zeros(padding_to_8(bitmap_size))?;
         }
     }
     sink.put(static_bytes(&sections.names, sections.names.len()))?;
-    sink.put_zeros(padding_to_8(sections.names.len()))?;
+    for chunk in callees.names {
+        sink.put(chunk)?;
+    }
+    sink.put_zeros(padding_to_8(names_size))?;
 
     for i in 0..num_data {
         write_value_blob(object, &object.record(&version, i), &version, values, sink)?;
         sink.checkpoint();
+    }
+    for callee in callees.records {
+        write_empty_value_blob(&callee.value_sites[..layout.value_kinds], sink)?;
+    }
+    Ok(())
+}
+
+/// Writes the data record of `callee`, the `index`th record of the file,
+/// whose counters are at `counters_at` bytes into the counters section.
+/// The reader takes `CounterPtr - (CountersDelta - index * record size)`
+/// as that offset (and the same for the bitmap: offset 0, no bytes).
+fn write_callee_record<S: Sink>(
+    layout: &Layout,
+    fields: &HeaderFields,
+    index: usize,
+    counters_at: u64,
+    callee: &Callee,
+    sink: &mut S,
+) -> Result<(), Overflow> {
+    let mut record = [0u8; MAX_RECORD_SIZE];
+    let record_offset = (index as u64).wrapping_mul(layout.record_size as u64);
+    let mut field = |offset: usize, bytes: &[u8]| {
+        if let Some(slot) = record.get_mut(offset..offset + bytes.len()) {
+            slot.copy_from_slice(bytes);
+        }
+    };
+    field(layout.name_ref_offset, &callee.name_ref.to_ne_bytes());
+    field(layout.func_hash_offset, &callee.func_hash.to_ne_bytes());
+    let counter_ptr = counters_at
+        .wrapping_add(fields.counters_delta)
+        .wrapping_sub(record_offset);
+    field(layout.counter_ptr_offset, &counter_ptr.to_ne_bytes());
+    if layout.has_bitmap {
+        let bitmap_ptr = fields.bitmap_delta.wrapping_sub(record_offset);
+        field(layout.bitmap_ptr_offset, &bitmap_ptr.to_ne_bytes());
+    }
+    field(
+        layout.function_pointer_offset,
+        &callee.function_pointer.to_ne_bytes(),
+    );
+    field(
+        layout.num_counters_offset,
+        &callee.num_counters.to_ne_bytes(),
+    );
+    for (kind, sites) in callee
+        .value_sites
+        .iter()
+        .take(layout.value_kinds)
+        .enumerate()
+    {
+        field(
+            layout.num_value_sites_offset + 2 * kind,
+            &sites.to_ne_bytes(),
+        );
+    }
+    sink.put(record.get(..layout.record_size).unwrap_or(&[]))
+}
+
+/// The largest data record of a supported version.
+const MAX_RECORD_SIZE: usize = 64;
+
+/// Writes the value blob of a record whose `sites` (per kind) list no
+/// value: nothing if it has no site.
+fn write_empty_value_blob<S: Sink>(sites: &[u16], sink: &mut S) -> Result<(), Overflow> {
+    let kinds_with_sites = sites.iter().filter(|&&n| n > 0).count();
+    if kinds_with_sites == 0 {
+        return Ok(());
+    }
+    let total: usize = 8 + sites
+        .iter()
+        .filter(|&&n| n > 0)
+        .map(|&n| value_record_header_size(n as usize))
+        .sum::<usize>();
+    sink.put_u32(total as u32)?;
+    sink.put_u32(kinds_with_sites as u32)?;
+    for (kind, &n) in sites.iter().enumerate().filter(|(_, &n)| n > 0) {
+        sink.put_u32(kind as u32)?;
+        sink.put_u32(u32::from(n))?;
+        sink.put_zeros(value_record_header_size(n as usize) - 8)?;
     }
     Ok(())
 }
