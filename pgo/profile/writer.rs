@@ -188,9 +188,8 @@ fn write<S: Sink>(
     let num_data = object.num_records(&version);
     let num_counters = version.num_counters(sections.counters.len());
     let counters_size = num_counters * version.counter_size();
-    let callee_counters_size = callees
-        .num_counters()
-        .saturating_mul(version.counter_size());
+    let callee_counters = callees.num_counters();
+    let callee_counters_size = callee_counters.saturating_mul(version.counter_size());
     let all_counters_size = counters_size.saturating_add(callee_counters_size);
     let names_size = sections.names.len().saturating_add(callees.names_len());
     let bitmap_size = if layout.has_bitmap {
@@ -205,7 +204,7 @@ fn write<S: Sink>(
     let fields = HeaderFields {
         binary_ids_size: ids.position() as u64,
         num_data: num_data.saturating_add(callees.records.len()) as u64,
-        num_counters: num_counters.saturating_add(callees.num_counters()) as u64,
+        num_counters: num_counters.saturating_add(callee_counters) as u64,
         counters_size: all_counters_size as u64,
         num_bitmap_bytes: bitmap_size as u64,
         names_size: names_size as u64,
