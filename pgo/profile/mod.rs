@@ -6,7 +6,10 @@
 //! compiled into the kernel (as a module of the `kpgo` crate) and on the host
 //! (by the `host/` shell, whose tests compare it with compiler-rt).
 //!
+//! - [`callees`]: the targets of an object's indirect calls that are
+//!   other objects' functions, and what their records say.
 //! - [`format`]: raw profile layouts per version, padding rules.
+//! - [`heapsort`]: a sort with no allocation and no panic path.
 //! - [`md5`]: the hash that names functions in data records.
 //! - [`names`]: the chunks of a names section and the names they hold.
 //! - [`sections`]: the one descriptor type for an instrumented object
@@ -19,8 +22,10 @@
 //! - [`saved`]: the profile of an object that went away, into which later
 //!   loads of the same build are merged.
 
+pub mod callees;
 pub mod check;
 pub mod format;
+pub mod heapsort;
 pub mod md5;
 pub mod names;
 pub mod saved;

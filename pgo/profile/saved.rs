@@ -15,17 +15,21 @@
 //! module is loaded.
 //!
 //! Indirect-call targets are function addresses, and a module is loaded at
-//! another address each time: a target that is one of the object's own
-//! functions (the `FunctionPointer` of one of its records) is translated
-//! to that function's address in the saved copy, whose records keep the
-//! addresses of the load that created it, since llvm-profdata names
+//! another address each time, its code gone in between: the saved copy's
+//! records name their functions by their retired addresses
+//! (`callees::retired_address`, the same for every load), and a target
+//! that is one of the object's own functions (the `FunctionPointer` of
+//! one of its records) is translated to it, since llvm-profdata names
 //! targets by the records' addresses in the same profile. Other targets
-//! (vmlinux's functions, other modules') are kept as they are.
+//! (vmlinux's functions, other modules') are kept as they are; those in
+//! code that goes later are renamed then (`ProfiledObject::rename_values`).
 
 use core::fmt;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
+use super::callees::retired_address;
 use super::format::{FormatError, ProfileVersion, MAX_VALUES_PER_SITE};
+use super::heapsort::heapsort_by_key;
 use super::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
 use super::value::ValueNode;
 use super::writer::{first_build_id, static_bytes};
@@ -217,9 +221,16 @@ impl SavedLayout {
                 heads.start() as usize + first_head * core::mem::size_of::<u64>()
             };
             first_head += sites;
+            // Its code is gone (the saved profile outlives the module):
+            // named by its retired address (`callees`).
+            let address = retired_address(
+                live.read_u64(layout.name_ref_offset),
+                live.read_u64(layout.func_hash_offset),
+            );
             // SAFETY: each field lies inside record `i` of the copy,
             // in the buffer (the contract), 8-byte aligned.
             unsafe {
+                write_u64(saved, layout.function_pointer_offset, address);
                 write_u64(saved, layout.counter_ptr_offset, relative(counter, saved));
                 if layout.has_bitmap {
                     write_u64(saved, layout.bitmap_ptr_offset, relative(bits, saved));
@@ -353,7 +364,7 @@ pub fn merge(
                 .read_u64(layout.function_pointer_offset),
         };
     }
-    sort_by_live_address(targets);
+    heapsort_by_key(targets, |target| target.live);
     let translate = |value: u64| match targets.binary_search_by_key(&value, |t| t.live) {
         Ok(at) if value != 0 => targets[at].saved,
         _ => value,
@@ -414,35 +425,6 @@ pub fn merge(
         }
     }
     Ok(stats)
-}
-
-/// Sorts `targets` by live address: a heapsort, in place, with no
-/// allocation and no panic path (`core`'s sorts have one, which objtool
-/// does not know as `noreturn` in the kernel).
-fn sort_by_live_address(targets: &mut [FunctionAddress]) {
-    fn sift_down(heap: &mut [FunctionAddress], mut root: usize) {
-        loop {
-            let mut child = 2 * root + 1;
-            if child >= heap.len() {
-                return;
-            }
-            if child + 1 < heap.len() && heap[child].live < heap[child + 1].live {
-                child += 1;
-            }
-            if heap[root].live >= heap[child].live {
-                return;
-            }
-            heap.swap(root, child);
-            root = child;
-        }
-    }
-    for root in (0..targets.len() / 2).rev() {
-        sift_down(targets, root);
-    }
-    for end in (1..targets.len()).rev() {
-        targets.swap(0, end);
-        sift_down(&mut targets[..end], 0);
-    }
 }
 
 /// `to[i] = combine(to[i], from[i])` for every byte of two ranges of equal

@@ -314,6 +314,40 @@ impl ProfiledObject {
         self.pool.capacity()
     }
 
+    /// Renames every listed value that lies in `gone` (an address range
+    /// of code that goes) to `rename(value)`; returns how many. A value
+    /// in `gone` can only be an indirect-call target: memop values are
+    /// sizes, below any code address.
+    ///
+    /// The hooks only compare a node's value, and an eviction replaces it
+    /// by a compare-and-swap as this does: a call that matched the old
+    /// value counts on the node (it went to the function that is going),
+    /// and a call to the address after the rename lists a value of its
+    /// own. Nodes are never freed, so the walk needs no lock.
+    pub fn rename_values(
+        &self,
+        gone: &core::ops::Range<u64>,
+        mut rename: impl FnMut(u64) -> u64,
+    ) -> usize {
+        let first = self.pool.nodes.start().cast::<ValueNode>();
+        let mut renamed = 0;
+        for index in 0..self.pool.used() {
+            // SAFETY: `index` is below the nodes handed out, so inside the
+            // pool (contract of `ProfiledObject::new`).
+            let node = unsafe { &*first.wrapping_add(index) };
+            let value = node.value();
+            if gone.contains(&value)
+                && node
+                    .value
+                    .compare_exchange(value, rename(value), Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                renamed += 1;
+            }
+        }
+        renamed
+    }
+
     /// Sets how many distinct values a site keeps (at most 255, the
     /// format's limit); further values evict the least frequent one.
     pub fn set_values_per_site(&self, limit: u32) {

@@ -17,6 +17,9 @@
 //! per callee with value sites. Without callees the bytes are the same.
 
 use core::fmt;
+use core::ops::Range;
+
+use super::callees::function_address;
 
 use super::format::{
     header, padding_to_8, value_record_header_size, FormatError, HeaderFields, Layout,
@@ -74,13 +77,18 @@ pub struct Callee {
 
 /// What a profile carries besides its object's own parts: records of
 /// other objects' functions and the names chunks that name them (whole
-/// chunks of those objects' names sections).
-#[derive(Clone, Copy, Default)]
+/// chunks of those objects' names sections); and which of its own
+/// functions are gone.
+#[derive(Clone, Default)]
 pub struct Callees<'a> {
     /// The functions, in the order their records are written.
     pub records: &'a [Callee],
     /// The names chunks, in order.
     pub names: &'a [&'a [u8]],
+    /// The object's code that is gone (a module's freed init text): its
+    /// functions' records are written with their retired address as
+    /// `FunctionPointer` (`callees::function_address`).
+    pub retired: Range<u64>,
 }
 
 impl Callees<'_> {
@@ -88,6 +96,7 @@ impl Callees<'_> {
     pub const NONE: Callees<'static> = Callees {
         records: &[],
         names: &[],
+        retired: 0..0,
     };
 
     /// Their counters, in number.
@@ -218,8 +227,28 @@ fn write<S: Sink>(
     }
     write_binary_ids(object, sink)?;
 
-    // Nothing writes data records or names any more: plain copies.
-    sink.put(static_bytes(&sections.data, num_data * layout.record_size))?;
+    // Nothing writes data records or names any more: plain copies, but
+    // for the address of a function that is gone.
+    let records = static_bytes(&sections.data, num_data * layout.record_size);
+    if callees.retired.is_empty() {
+        sink.put(records)?;
+    } else {
+        for (i, bytes) in records.chunks_exact(layout.record_size).enumerate() {
+            let mut record = [0u8; MAX_RECORD_SIZE];
+            // Every layout's records fit (`MAX_RECORD_SIZE`).
+            let Some(copy) = record.get_mut(..bytes.len()) else {
+                sink.put(bytes)?;
+                continue;
+            };
+            copy.copy_from_slice(bytes);
+            let address = function_address(&object.record(&version, i), &version, &callees.retired);
+            let at = layout.function_pointer_offset;
+            if let Some(field) = copy.get_mut(at..at + 8) {
+                field.copy_from_slice(&address.to_ne_bytes());
+            }
+            sink.put(copy)?;
+        }
+    }
     let mut counters_at = counters_size as u64;
     for (i, callee) in (num_data..).zip(callees.records) {
         write_callee_record(layout, &fields, i, counters_at, callee, sink)?;

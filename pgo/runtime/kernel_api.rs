@@ -542,6 +542,27 @@ mod modules {
             &name[..len]
         }
 
+        /// The addresses of the module's text (`MOD_TEXT`) and of its init
+        /// text (`MOD_INIT_TEXT`, freed after its LIVE notification), as
+        /// laid out before the module is formed.
+        pub(crate) fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
+            let range = |kind: bindings::mod_mem_type| {
+                // `mem[]` is laid out before the module is formed; only
+                // the freeing of init memory, after the LIVE notification,
+                // writes it again.
+                // SAFETY: `self.module` is valid for `'a` (type invariant);
+                // `kind` is an index of `mem`.
+                let mem =
+                    unsafe { ptr::addr_of!((*self.module).mem[kind as usize]).read_volatile() };
+                let start = mem.base as u64;
+                start..start.saturating_add(u64::from(mem.size))
+            };
+            (
+                range(bindings::mod_mem_type_MOD_TEXT),
+                range(bindings::mod_mem_type_MOD_INIT_TEXT),
+            )
+        }
+
         /// Whether the module has PGO sections (was built with
         /// `-fprofile-generate`).
         pub(crate) fn is_instrumented(&self) -> bool {
@@ -611,6 +632,9 @@ mod modules {
         /// `MODULE_STATE_COMING`: the module is formed, its init function
         /// has not run yet.
         fn coming(module: &Module<'_>);
+        /// `MODULE_STATE_LIVE`: its init function returned; its init
+        /// text is freed next.
+        fn live(module: &Module<'_>);
         /// `MODULE_STATE_GOING`: its exit function has run (or its init
         /// or its load failed after COMING); its memory is still mapped.
         fn going(module: &Module<'_>);
@@ -673,6 +697,7 @@ mod modules {
         };
         match action as bindings::module_state {
             bindings::module_state_MODULE_STATE_COMING => E::coming(&module),
+            bindings::module_state_MODULE_STATE_LIVE => E::live(&module),
             bindings::module_state_MODULE_STATE_GOING => E::going(&module),
             _ => {}
         }

@@ -10,6 +10,8 @@
 //!   registration (fallible steps first, publication last) and unload;
 //!   saved profiles of unloaded modules, one per build, merged into.
 //! - `snapshot`: a profile serialized in one piece, without a lock.
+//! - `callees`: the other objects' functions a profile names, looked up
+//!   when it is read.
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
 //!   `file_operations`, the module notifier, preemption and RCU sections,
@@ -17,6 +19,7 @@
 
 use kernel::prelude::*;
 
+mod callees;
 mod debugfs;
 mod hooks;
 mod kernel_api;

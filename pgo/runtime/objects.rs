@@ -87,6 +87,14 @@ pub(crate) struct ModuleObject {
     pub(crate) object: ProfiledObject,
     /// The `struct module` it belongs to (`Module::id`).
     pub(crate) module: usize,
+    /// The module's text.
+    pub(crate) text: core::ops::Range<u64>,
+    /// The module's init text, and whether it is gone (freed after the
+    /// init function returned, from the module's LIVE notification on):
+    /// then its addresses may be another module's code, and its
+    /// functions are named by their retired addresses (`callees`).
+    pub(crate) init_text: core::ops::Range<u64>,
+    init_freed: core::sync::atomic::AtomicBool,
     /// The node pool's reset baselines, one per node.
     _baselines: KVVec<core::sync::atomic::AtomicU64>,
 }
@@ -109,8 +117,13 @@ pub(crate) static DESCRIPTORS_BYTES: AtomicUsize = AtomicUsize::new(0);
 #[cfg(CONFIG_MODULES)]
 impl ModuleObject {
     /// The descriptor of `object`, the checked sections of the module
-    /// `module`, with its reset baselines.
-    pub(crate) fn new(object: ProfiledObject, module: usize) -> Result<KBox<Descriptor>> {
+    /// `module` whose text and init text are `text`, with its reset
+    /// baselines.
+    pub(crate) fn new(
+        object: ProfiledObject,
+        module: usize,
+        (text, init_text): (core::ops::Range<u64>, core::ops::Range<u64>),
+    ) -> Result<KBox<Descriptor>> {
         let capacity = object.node_capacity();
         let mut baselines = KVVec::with_capacity(capacity, GFP_KERNEL)?;
         for _ in 0..capacity {
@@ -125,6 +138,9 @@ impl ModuleObject {
             Self {
                 object,
                 module,
+                text,
+                init_text,
+                init_freed: core::sync::atomic::AtomicBool::new(false),
                 _baselines: baselines,
             },
             GFP_KERNEL,
@@ -132,6 +148,21 @@ impl ModuleObject {
         DESCRIPTORS.fetch_add(1, Ordering::Relaxed);
         DESCRIPTORS_BYTES.fetch_add(bytes, Ordering::Relaxed);
         Ok(descriptor)
+    }
+
+    /// The module's init function returned: its init text is freed next.
+    pub(crate) fn init_freed(&self) {
+        self.init_freed.store(true, Ordering::Release);
+    }
+
+    /// The addresses of the module's functions that are gone: its init
+    /// text once freed, else none.
+    pub(crate) fn retired_text(&self) -> core::ops::Range<u64> {
+        if self.init_freed.load(Ordering::Acquire) {
+            self.init_text.clone()
+        } else {
+            0..0
+        }
     }
 
     fn bytes(&self) -> usize {

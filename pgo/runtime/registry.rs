@@ -70,6 +70,8 @@ use super::kernel_api::{unload_warning_allowed, Module, ModuleEvents, ModuleNoti
 #[cfg(CONFIG_MODULES)]
 use super::objects::{self, Descriptor, ModuleObject};
 #[cfg(CONFIG_MODULES)]
+use crate::profile::callees::retired_address_in;
+#[cfg(CONFIG_MODULES)]
 use crate::profile::check::SectionError;
 #[cfg(CONFIG_MODULES)]
 use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
@@ -402,7 +404,7 @@ impl Entry {
     }
 
     /// The live object, if any.
-    fn live<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
+    pub(crate) fn live<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
         #[cfg(not(CONFIG_MODULES))]
         let _ = proof;
         match self.kind {
@@ -412,16 +414,41 @@ impl Entry {
                 pr_warn!("{}: module read without a section\n", self.name);
                 None
             }
-            // A descriptor is freed only after a grace period that follows
-            // its withdrawal under `writer` (the invariant of `ModuleParts`).
             #[cfg(CONFIG_MODULES)]
-            // SAFETY: `proof` keeps this entry (checked above): a read-side
-            // section begun before this load, or this entry's `writer`.
-            Kind::Module => unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
+            Kind::Module => self
+                .live_descriptor(proof)
                 .map(|descriptor| &descriptor.object),
             #[cfg(not(CONFIG_MODULES))]
             Kind::Module => None,
         }
+    }
+
+    /// The live module's descriptor, if any.
+    #[cfg(CONFIG_MODULES)]
+    pub(crate) fn live_descriptor<'a>(
+        &'a self,
+        proof: &'a impl KeepsLive,
+    ) -> Option<&'a Descriptor> {
+        if self.kind != Kind::Module || !proof.keeps(self) {
+            return None;
+        }
+        // A descriptor is freed only after a grace period that follows its
+        // withdrawal under `writer` (the invariant of `ModuleParts`).
+        // SAFETY: `proof` keeps this entry (checked above): a read-side
+        // section begun before this load, or this entry's `writer`.
+        unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// The live module's code that is gone (its freed init text), whose
+    /// functions its profile names by their retired addresses.
+    pub(crate) fn retired_text(&self, proof: &impl KeepsLive) -> core::ops::Range<u64> {
+        #[cfg(CONFIG_MODULES)]
+        if let Some(descriptor) = self.live_descriptor(proof) {
+            return descriptor.retired_text();
+        }
+        #[cfg(not(CONFIG_MODULES))]
+        let _ = proof;
+        0..0
     }
 
     /// Frees the saved profiles and restarts the live counts from zero.
@@ -766,6 +793,14 @@ impl Entry {
         // no longer recorded.
         objects::withdraw(descriptor);
         let kept = self.keep(&descriptor.object);
+        // Its code goes: the values that name it, in every other object,
+        // are renamed to its functions' retired addresses, as the kept
+        // profile names them (its own were, by the merge).
+        retire_code(&descriptor.text, descriptor);
+        if descriptor.retired_text().is_empty() {
+            // Its init failed: its init text goes only now.
+            retire_code(&descriptor.init_text, descriptor);
+        }
         self.last.store(&descriptor.object.stats());
         // INVARIANT: unpublished under `writer`; freed below, after a grace
         // period.
@@ -897,7 +932,8 @@ impl Registry {
             return Err(Refusal::OutsideArea);
         }
         object.set_values_per_site(vmlinux().values_per_site());
-        let descriptor = ModuleObject::new(object, module.id()).map_err(Refusal::Failed)?;
+        let descriptor =
+            ModuleObject::new(object, module.id(), module.text()).map_err(Refusal::Failed)?;
         objects::reserve(&descriptor.object).map_err(Refusal::Failed)?;
         let entry = self.add(Kind::Module, name).map_err(Refusal::Failed)?;
         // The last step, which cannot fail but for a name that is live.
@@ -905,6 +941,21 @@ impl Registry {
             Ok(())
         } else {
             Err(Refusal::NameLive)
+        }
+    }
+
+    /// `MODULE_STATE_LIVE`: the module's init text is freed next, so its
+    /// addresses name none of its functions from now on.
+    fn module_live(&self, module: &Module<'_>) {
+        let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) else {
+            return;
+        };
+        let section = ReadSection::enter();
+        if let Some(descriptor) = entry.live_descriptor(&section) {
+            if descriptor.module == module.id() {
+                descriptor.init_freed();
+                retire_code(&descriptor.init_text, descriptor);
+            }
         }
     }
 
@@ -971,11 +1022,75 @@ impl ModuleEvents for Events {
         }
     }
 
+    fn live(module: &Module<'_>) {
+        if let Ok(registry) = registry() {
+            registry.module_live(module);
+        }
+    }
+
     fn going(module: &Module<'_>) {
         if let Ok(registry) = registry() {
             registry.module_going(module);
         }
     }
+}
+
+/// An object of some entry, as [`for_each_profiled_object`] finds it.
+pub(crate) struct FoundObject<'a> {
+    pub(crate) entry: &'static Entry,
+    /// The entry's change count when it was found (`Entry::stable_changes`),
+    /// `None` while a change is under way.
+    pub(crate) changes: Option<usize>,
+    /// Its place in the entry's profile (`Entry::for_each_object`).
+    pub(crate) index: usize,
+    pub(crate) object: &'a ProfiledObject,
+    /// Its code that is gone (a live module's freed init text), whose
+    /// functions its profile names by their retired addresses.
+    pub(crate) retired: core::ops::Range<u64>,
+}
+
+/// Calls `f` on every object of every entry, vmlinux's included: live
+/// objects and saved profiles, in `section`.
+pub(crate) fn for_each_profiled_object(section: &ReadSection, mut f: impl FnMut(FoundObject<'_>)) {
+    let Ok(registry) = registry() else {
+        return;
+    };
+    for entry in registry.entries() {
+        let changes = entry.stable_changes();
+        let retired = entry.retired_text(section);
+        let mut index = 0;
+        let _ = entry.for_each_object(section, |object| {
+            // Only the live object has code that is partly gone.
+            let live = entry
+                .live(section)
+                .is_some_and(|live| ptr::eq(live, object));
+            f(FoundObject {
+                entry,
+                changes,
+                index,
+                object,
+                retired: if live { retired.clone() } else { 0..0 },
+            });
+            index += 1;
+            Ok::<(), ()>(())
+        });
+    }
+}
+
+/// Renames, in every object, the values that are addresses in `gone`
+/// (code of `module` that goes) to the retired addresses of `module`'s
+/// functions (`ProfiledObject::rename_values`).
+#[cfg(CONFIG_MODULES)]
+fn retire_code(gone: &core::ops::Range<u64>, module: &ModuleObject) {
+    if gone.is_empty() {
+        return;
+    }
+    let section = ReadSection::enter();
+    for_each_profiled_object(&section, |found| {
+        found
+            .object
+            .rename_values(gone, |address| retired_address_in(&module.object, address));
+    });
 }
 
 #[cfg(CONFIG_MODULES)]

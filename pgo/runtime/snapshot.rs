@@ -8,7 +8,9 @@
 //! kvmalloc'ed: a module's few KiB come from the slab, not from vmalloc,
 //! whose lazy purges the module loader would then pay for.
 //!
-//! An entry's profile is its saved profiles, then its live object. The read
+//! An entry's profile is its saved profiles, then its live object, each
+//! naming the other objects' functions its indirect calls reached
+//! (`callees`). The read
 //! takes no lock that a module's load or unload waits for: it sizes the
 //! profile in an RCU read-side section (with room for every value the
 //! objects' pools could still list: `profile_size_bound`), allocates
@@ -23,10 +25,11 @@
 
 use kernel::prelude::*;
 
+use super::callees::name_callees;
 use super::kernel_api::{fatal_signal_pending, reschedule_point};
 use super::registry::Entry;
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink, PACE};
-use crate::profile::writer::{profile_size_bound_in, write_profile, WriteError};
+use crate::profile::writer::{profile_size_bound_naming_in, write_profile_naming, WriteError};
 
 /// Where serializing may reschedule: outside an RCU read-side section
 /// (vmlinux's entry takes none), every `sink::PACE` bytes.
@@ -67,13 +70,25 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
             entry.wait_for_writer();
             continue;
         };
+        // The other objects' functions it names (`callees`): looked up
+        // before the profile is sized and written, in sections of their
+        // own; a module among them that went meanwhile starts it again.
+        let Some(named) = name_callees(entry)? else {
+            reschedule_point();
+            continue;
+        };
         let mut bound = 0usize;
         {
             let section = entry.read_section();
             let may_sleep = section.may_sleep();
+            let mut index = 0;
             entry.for_each_object(&section, |object| {
+                let mut slices = [&[][..]; 2];
+                let callees = named.callees(index, &mut slices);
+                index += 1;
                 let mut measure = Paced::new(Measure::new(), pause_if(may_sleep));
-                let size = profile_size_bound_in(object, &mut measure).map_err(|_| EINVAL)?;
+                let size = profile_size_bound_naming_in(object, &callees, &mut measure)
+                    .map_err(|_| EINVAL)?;
                 bound = bound.saturating_add(size);
                 Ok::<(), Error>(())
             })?;
@@ -83,10 +98,14 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let serialized = {
             let section = entry.read_section();
             let may_sleep = section.may_sleep();
+            let mut index = 0;
             entry.for_each_object(&section, |object| {
+                let mut slices = [&[][..]; 2];
+                let callees = named.callees(index, &mut slices);
+                index += 1;
                 let mut sink =
                     Paced::new(SliceSink::new(&mut bytes[written..]), pause_if(may_sleep));
-                write_profile(object, &mut sink)?;
+                write_profile_naming(object, &callees, &mut sink)?;
                 written += sink.position();
                 Ok::<(), WriteError>(())
             })

@@ -99,5 +99,23 @@ while [ $i -lt 100 ] && ! grep -q ' descriptors=0 ' $pgo/stats; do
 	i=$((i + 1))
 done
 cat $pgo/stats >$r/stats-end
+
+# Indirect calls across objects: vmlinux calls the module's init function
+# (do_one_initcall) and its read function (debugfs's proxy, once per
+# read); the module calls vmlinux's int_sqrt (5 per read) and memcpy (3,
+# not instrumented) through pointers.
+echo all >$pgo/reset
+insmod /kpgo/pgo_test_callees.ko
+i=0
+while [ $i -lt 7 ]; do
+	dd if=/sys/kernel/debug/pgo_test_callees/run of=/dev/null bs=64 count=1 2>/dev/null
+	i=$((i + 1))
+done
+cat $pgo/vmlinux.profraw >$r/callees-vmlinux.profraw
+cat $pgo/pgo_test_callees.profraw >$r/callees-module.profraw
+rmmod pgo_test_callees
+cat $pgo/vmlinux.profraw >$r/callees-vmlinux-unloaded.profraw
+cat $pgo/pgo_test_callees.profraw >$r/callees-module-unloaded.profraw
+step callees
 step done
 echo "modules guest done"

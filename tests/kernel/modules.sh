@@ -5,8 +5,10 @@
 # test modules of tests/kernel/modules/ against it (in build/, not here),
 # boots with 2 CPUs and judges their profiles with llvm-profdata-19:
 # exact counts after load, reset and k runs, per-module node pools,
-# concatenated kept + live profiles across unload and reload, and a
-# stress of dumps, resets, loads and unloads without kernel warnings.
+# concatenated kept + live profiles across unload and reload, a stress
+# of dumps, resets, loads and unloads without kernel warnings, and
+# indirect calls across objects named with exact counts in both
+# directions.
 #
 # Usage: tests/kernel/modules.sh [qemu-run options]
 set -euo pipefail
@@ -33,7 +35,7 @@ echo 'obj-m += all.o 1.o' >>"$moddir/Kbuild"
 status=0
 "$root/scripts/qemu-run" --out "$out" --smp 2 --timeout 400 \
 	--file "$moddir/pgo_test_a.ko" --file "$moddir/pgo_test_b.ko" \
-	--file "$moddir/all.ko" --file "$moddir/1.ko" \
+	--file "$moddir/all.ko" --file "$moddir/1.ko" --file "$moddir/pgo_test_callees.ko" \
 	--file "$guest_bin/getpid_loop" "$@" "$here/modules.guest.sh" || status=$?
 if [[ $status -ne 0 ]]; then
 	echo "FAIL: guest completed and its script passed (status $status)"

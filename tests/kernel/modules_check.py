@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from judge import LLVM, check_console, guest_run
-from profile_summary import summarize
+from profile_summary import Function, summarize
 
 checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
@@ -182,6 +182,55 @@ check(f"stats at the end: {loads} loads profiled, none refused, none live, every
       and runtime.get("descriptor_bytes") == 0, str(runtime))
 check("no module was refused on the console",
       "not profiled" not in console, "")
+
+
+
+def ic_targets(paths, function):
+    """{target: count} of the indirect calls of FUNCTION in the merge of
+    PATHS (an unnamed target is ""), and llvm-profdata's warnings."""
+    warnings = []
+    try:
+        functions = summarize(*[results / p for p in paths], warnings=warnings)
+    except Exception as error:  # refused
+        return {}, str(error)
+    return functions.get(function, Function()).targets, "".join(warnings)
+
+
+# Indirect calls across objects, 7 reads (pgo_test_callees.c): each raw
+# profile names the other object's functions its calls reached.
+READS = 7
+for paths, what in [(["callees-vmlinux.profraw"], "vmlinux's profile alone"),
+                    (["callees-vmlinux.profraw", "callees-module.profraw"], "the merge")]:
+    got, said = ic_targets(paths, "full_proxy_read")
+    check(f"{what}: vmlinux's debugfs proxy called the module's read function exactly "
+          f"{READS} times, named", got.get("pgo_test_callees_read") == READS and not said,
+          f"{got} {said}")
+for paths, what in [(["callees-module.profraw"], "the module's profile alone"),
+                    (["callees-vmlinux.profraw", "callees-module.profraw"], "the merge")]:
+    got, said = ic_targets(paths, "pgo_test_callees_run")
+    check(f"{what}: the module called vmlinux's int_sqrt exactly {5 * READS} times, named, "
+          f"and memcpy (not instrumented) {3 * READS} times, unnamed",
+          got == {"int_sqrt": 5 * READS, "": 3 * READS} and not said, f"{got} {said}")
+module = profile("callees-module.profraw")
+check("a callee record adds no count: int_sqrt has none in the module's profile",
+      "int_sqrt" in module and not any(module["int_sqrt"].counts), str(module.get("int_sqrt")))
+got, said = ic_targets(["callees-vmlinux.profraw"], "do_one_initcall")
+# Since the reset: the module's init function only (module_init()'s
+# alias names it); older targets stay listed with no count.
+called = {name: count for name, count in got.items() if count}
+check("vmlinux's do_one_initcall called the module's init function once, named after its "
+      "init text was freed", called == {"init_module": 1} and not said, f"{called} {said}")
+got, said = ic_targets(["callees-vmlinux-unloaded.profraw"], "full_proxy_read")
+check(f"after the module's unload, vmlinux's profile alone still names its read function "
+      f"({READS} calls), from the kept profile",
+      got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
+got, said = ic_targets(["callees-module-unloaded.profraw"], "pgo_test_callees_run")
+check("the module's kept profile names vmlinux's int_sqrt",
+      got == {"int_sqrt": 5 * READS, "": 3 * READS} and not said, f"{got} {said}")
+got, said = ic_targets(["callees-vmlinux-unloaded.profraw", "callees-module-unloaded.profraw"],
+                       "full_proxy_read")
+check("and the merge of both, read after the unload",
+      got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
 
 check("the guest script ran to its last step", results.reached("done"))
 check_console(checks, "no kernel warning under the 2-CPU stress, and the run ended", console)

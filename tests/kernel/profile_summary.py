@@ -28,10 +28,13 @@ def plain(name):
     return name.rsplit(";", 1)[-1]
 
 
-def summarize(*paths):
+def summarize(*paths, warnings=None):
+    """WARNINGS, a list, gets what llvm-profdata merge printed on stderr."""
     with tempfile.NamedTemporaryFile(suffix=".profdata") as merged:
-        subprocess.run([PROFDATA, "merge", "-o", merged.name, *paths],
-                       check=True, capture_output=True)
+        run = subprocess.run([PROFDATA, "merge", "-o", merged.name, *paths],
+                             check=True, capture_output=True, text=True)
+        if warnings is not None and run.stderr:
+            warnings.append(run.stderr)
         text = subprocess.run(
             [PROFDATA, "show", "--all-functions", "--counts", "--ic-targets",
              "--memop-sizes", "--value-cutoff=0", merged.name],
