@@ -139,6 +139,9 @@ fn look_up(
     let Ok(version) = object.version() else {
         return 0;
     };
+    if wanted.is_empty() {
+        return 0;
+    }
     for slot in found.iter_mut() {
         *slot = Target::default();
     }
