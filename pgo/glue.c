@@ -19,6 +19,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/pgtable.h>
+#include <linux/zlib.h>
 
 #include "kpgo.h"
 
@@ -41,6 +42,35 @@ fs_initcall(kpgo_initcall);
 void kpgo_cond_resched(void)
 {
 	cond_resched();
+}
+
+/*
+ * A names chunk of vmlinux (zlib, one per translation unit), inflated
+ * when a module's profile names vmlinux functions, to find the chunks
+ * that hold their names. Returns the bytes written, or -1.
+ */
+size_t kpgo_inflate_workspace_size(void)
+{
+	return zlib_inflate_workspacesize();
+}
+
+long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
+		  void *workspace)
+{
+	struct z_stream_s stream = {
+		.next_in = in,
+		.avail_in = in_len,
+		.next_out = out,
+		.avail_out = out_len,
+		.workspace = workspace,
+	};
+	int status;
+
+	if (zlib_inflateInit(&stream) != Z_OK)
+		return -1;
+	status = zlib_inflate(&stream, Z_FINISH);
+	zlib_inflateEnd(&stream);
+	return status == Z_STREAM_END ? (long)stream.total_out : -1;
 }
 
 /* A profile read that has to start again stops for a fatal signal. */

@@ -22,6 +22,9 @@ void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 /* C: glue.c, called by runtime/kernel_api.rs. */
 void kpgo_cond_resched(void);
 bool kpgo_fatal_signal_pending(void);
+size_t kpgo_inflate_workspace_size(void);
+long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
+		  void *workspace);
 
 #ifdef CONFIG_MODULES
 void kpgo_hook_enter(void);

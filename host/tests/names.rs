@@ -4,7 +4,9 @@
 //! sections made to break it.
 
 use kpgo::profile::md5::name_ref;
-use kpgo::profile::names::{chunks, for_each_name, Chunk, NamesError};
+use kpgo::profile::names::{
+    chunks, for_each_chunk_naming, for_each_name, longest_chunk, Chunk, NamesError,
+};
 
 /// zlib's `uncompress` (the host's libz; the kernel inflates with its own
 /// zlib), as the walker's inflater.
@@ -171,4 +173,44 @@ fn bad_chunks_are_errors_not_panics() {
         for_each_name(&chunk, &mut small, inflate, |_| {}),
         Err(NamesError::TooLong { at: 7, len: 5 })
     );
+}
+
+#[test]
+fn only_the_chunks_that_hold_a_wanted_name_are_chosen() {
+    let packed = deflate(b"h\x01i;j");
+    let section = two_chunks(&packed, 5);
+    assert_eq!(longest_chunk(&section), Ok(5));
+    let scratch = [0u8; 5];
+    let pick = |names: &[&[u8]]| {
+        let mut wanted: Vec<u64> = names.iter().map(|n| name_ref(n)).collect();
+        wanted.sort();
+        let mut at = Vec::new();
+        let mut scratch = scratch;
+        for_each_chunk_naming(&section, &wanted, &mut scratch, inflate, |c| at.push(c.at)).unwrap();
+        at
+    };
+    assert_eq!(pick(&[b"g"]), [0]);
+    assert_eq!(pick(&[b"i;j"]), [7], "a name of the compressed chunk");
+    assert_eq!(pick(&[b"a;f", b"h"]), [0, 7]);
+    assert_eq!(pick(&[b"nowhere"]), Vec::<usize>::new());
+    assert_eq!(pick(&[]), Vec::<usize>::new());
+    // A chunk that does not inflate is an error, not a silent skip.
+    let liar = two_chunks(&packed, 6);
+    let wanted = [name_ref(b"zz")];
+    assert_eq!(
+        for_each_chunk_naming(&liar, &wanted, &mut [0u8; 6], inflate, |_| {}),
+        Err(NamesError::Inflate { at: 7 })
+    );
+    // The module of a real kernel: every record's name is in its chunk.
+    let real = unhex(&CRC32C_INTEL_NAMES.replace(' ', ""));
+    let mut big = vec![0u8; longest_chunk(&real).unwrap()];
+    let mut wanted = CRC32C_INTEL_NAME_REFS[3..5].to_vec();
+    wanted.sort();
+    let mut chosen = 0;
+    for_each_chunk_naming(&real, &wanted, &mut big, inflate, |c| {
+        assert_eq!(c.bytes, &real[..]);
+        chosen += 1;
+    })
+    .unwrap();
+    assert_eq!(chosen, 1);
 }

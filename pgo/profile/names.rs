@@ -144,3 +144,38 @@ pub fn for_each_name(
     }
     Ok(())
 }
+
+/// Calls `f` on each chunk of `section` that holds the name of one of
+/// `wanted` (`NameRef`s, sorted: `md5::name_ref` of the names), chunks
+/// being inflated as [`for_each_name`] does. Stops at the first error.
+///
+/// This is how a profile carries the names of a few functions of a large
+/// object (vmlinux) without all of its names.
+pub fn for_each_chunk_naming(
+    section: &[u8],
+    wanted: &[u64],
+    scratch: &mut [u8],
+    mut inflate: impl FnMut(&[u8], &mut [u8]) -> Option<usize>,
+    mut f: impl FnMut(&Chunk<'_>),
+) -> Result<(), NamesError> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    for chunk in chunks(section) {
+        let chunk = chunk?;
+        let mut holds = false;
+        for_each_name(&chunk, scratch, &mut inflate, |name| {
+            holds = holds || wanted.binary_search(&super::md5::name_ref(name)).is_ok();
+        })?;
+        if holds {
+            f(&chunk);
+        }
+    }
+    Ok(())
+}
+
+/// The longest names of one chunk of `section`: the scratch space that
+/// [`for_each_chunk_naming`] needs. Stops at the first error.
+pub fn longest_chunk(section: &[u8]) -> Result<usize, NamesError> {
+    chunks(section).try_fold(0, |longest, chunk| Ok(longest.max(chunk?.names_len)))
+}

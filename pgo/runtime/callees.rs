@@ -11,8 +11,10 @@
 //! goes renames the values that name it, in every object). Each target
 //! found gets a callee record, and the profile carries the names of the
 //! object it lives in: a module's names section, copied (the module may go
-//! before the profile is written), or vmlinux's, which is not copied (it
-//! never goes).
+//! before the profile is written); of vmlinux's (hundreds of KiB, one zlib
+//! chunk per translation unit), the chunks that hold the callees' names,
+//! found by inflating each chunk and hashing its names, or all of it if
+//! that fails.
 //!
 //! This runs when a profile is read, never in the hooks, and takes no
 //! lock: the lookups and copies run in RCU read-side sections, the
@@ -27,11 +29,12 @@ use core::ptr;
 
 use kernel::prelude::*;
 
-use super::kernel_api::ReadSection;
+use super::kernel_api::{Inflater, ReadSection};
 use super::objects::vmlinux;
 use super::registry::{for_each_profiled_object, Entry};
 use crate::profile::callees::{collect_targets, drop_own_targets, for_each_callee, sort_unique};
 use crate::profile::heapsort::heapsort_by_key;
+use crate::profile::names::{for_each_chunk_naming, longest_chunk};
 use crate::profile::sections::ProfiledObject;
 use crate::profile::writer::{static_bytes, Callee, Callees};
 
@@ -77,11 +80,9 @@ struct Target {
 struct Part {
     /// Its callee records, in [`Named::records`].
     records: Range<usize>,
-    /// The names sections of the module objects they live in, in
-    /// [`Named::names`].
+    /// The names that name them, in [`Named::names`]: the names sections
+    /// of the module objects they live in, the chunks of vmlinux's.
     names: Range<usize>,
-    /// Whether some live in vmlinux.
-    vmlinux: bool,
     /// The object's code that is gone (`Callees::retired`).
     retired: Range<u64>,
 }
@@ -95,22 +96,16 @@ pub(crate) struct Named {
 
 impl Named {
     /// What the profile of the entry's `index`th object names besides its
-    /// own functions; `slices` is room for the names sections.
+    /// own functions; `slices` is room for its names.
     pub(crate) fn callees<'a>(
         &'a self,
         index: usize,
-        slices: &'a mut [&'a [u8]; 2],
+        slices: &'a mut [&'a [u8]; 1],
     ) -> Callees<'a> {
         let Some(part) = self.parts.get(index) else {
             return Callees::NONE;
         };
-        let vmlinux_names = &vmlinux().sections().names;
         slices[0] = self.names.get(part.names.clone()).unwrap_or(&[]);
-        slices[1] = if part.vmlinux {
-            static_bytes(vmlinux_names, vmlinux_names.len())
-        } else {
-            &[]
-        };
         Callees {
             records: self.records.get(part.records.clone()).unwrap_or(&[]),
             names: &slices[..],
@@ -210,6 +205,51 @@ fn copy_names(
     copied && entry.unchanged_since(changes)
 }
 
+/// What finds the chunks of vmlinux's names section that name functions.
+struct ChunkChooser {
+    inflater: Inflater,
+    /// Room for the longest chunk's names.
+    scratch: KVVec<u8>,
+}
+
+impl ChunkChooser {
+    fn new(section: &[u8]) -> Result<Self> {
+        let longest = longest_chunk(section).unwrap_or(0);
+        Ok(Self {
+            inflater: Inflater::new()?,
+            scratch: filled(longest)?,
+        })
+    }
+
+    /// The byte ranges of the chunks of `section` that hold the names of
+    /// `wanted` (sorted `NameRef`s); the whole section if a chunk cannot
+    /// be read (the profile is then larger, never unnamed).
+    fn choose(&mut self, section: &[u8], wanted: &[u64]) -> Result<KVVec<Range<usize>>> {
+        let mut chosen = KVVec::new();
+        let mut no_memory = false;
+        let Self { inflater, scratch } = self;
+        let walked = for_each_chunk_naming(
+            section,
+            wanted,
+            scratch,
+            |input, out| inflater.inflate(input, out),
+            |chunk| {
+                let range = chunk.at..chunk.at + chunk.bytes.len();
+                no_memory |= chosen.push(range, GFP_KERNEL).is_err();
+            },
+        );
+        if no_memory {
+            return Err(ENOMEM);
+        }
+        if walked.is_err() {
+            let mut whole = KVVec::new();
+            whole.push(0..section.len(), GFP_KERNEL)?;
+            return Ok(whole);
+        }
+        Ok(chosen)
+    }
+}
+
 /// The callees of each object of `entry`, or `None` if an entry they
 /// live in changed meanwhile (the caller starts again).
 pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
@@ -262,19 +302,45 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
                 return Ok(());
             };
             heapsort_by_key(callees, |target| target.owner.key());
-            part.vmlinux = callees
-                .iter()
-                .any(|target| matches!(target.owner, Owner::Vmlinux));
             part.records = named..named + kept;
             named += kept;
             Ok(())
         })?;
     }
 
+    // vmlinux's names chunks that each object needs.
+    let vmlinux_names = {
+        let names = &vmlinux().sections().names;
+        static_bytes(names, names.len())
+    };
+    let mut chunks = KVVec::<(usize, Range<usize>)>::new();
+    let mut chooser = None;
+    for (index, part) in parts.iter().enumerate() {
+        let mut wanted = KVVec::new();
+        for target in &found[part.records.clone()] {
+            if matches!(target.owner, Owner::Vmlinux) {
+                wanted.push(target.callee.name_ref, GFP_KERNEL)?;
+            }
+        }
+        if wanted.is_empty() {
+            continue;
+        }
+        heapsort_by_key(&mut wanted, |&name_ref| name_ref);
+        let chosen = match &mut chooser {
+            Some(chooser) => chooser,
+            None => chooser.insert(ChunkChooser::new(vmlinux_names)?),
+        }
+        .choose(vmlinux_names, &wanted)?;
+        for range in chosen.iter() {
+            chunks.push((index, range.clone()), GFP_KERNEL)?;
+        }
+    }
+
     // The module objects' names, each once per object that names some of
-    // their functions, copied in a section of their own.
+    // their functions, copied in a section of their own; then vmlinux's
+    // chunks.
     let mut names_len = 0usize;
-    for part in parts.iter_mut() {
+    for (index, part) in parts.iter_mut().enumerate() {
         let start = names_len;
         let mut last = (0, 0);
         for target in &found[part.records.clone()] {
@@ -284,6 +350,9 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
                     names_len = names_len.saturating_add(names);
                 }
             }
+        }
+        for (_, range) in chunks.iter().filter(|(part, _)| *part == index) {
+            names_len = names_len.saturating_add(range.len());
         }
         part.names = start..names_len;
     }
@@ -314,6 +383,20 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
                     return Ok(None);
                 }
                 at += len;
+            }
+        }
+    }
+
+    for (index, part) in parts.iter().enumerate() {
+        // After the part's module names.
+        let mut at = part.names.end;
+        for (_, range) in chunks.iter().rev().filter(|(part, _)| *part == index) {
+            at -= range.len();
+            if let (Some(to), Some(from)) = (
+                names.get_mut(at..at + range.len()),
+                vmlinux_names.get(range.clone()),
+            ) {
+                to.copy_from_slice(from);
             }
         }
     }

@@ -264,6 +264,51 @@ fn read_command(
 extern "C" {
     fn kpgo_cond_resched();
     fn kpgo_fatal_signal_pending() -> bool;
+    fn kpgo_inflate_workspace_size() -> usize;
+    fn kpgo_inflate(
+        input: *const c_void,
+        input_len: usize,
+        out: *mut c_void,
+        out_len: usize,
+        workspace: *mut c_void,
+    ) -> core::ffi::c_long;
+}
+
+/// The kernel's zlib inflater (lib/zlib_inflate) with its workspace.
+pub(crate) struct Inflater {
+    /// `zlib_inflate_workspacesize()` bytes, in `u64`s: aligned for
+    /// zlib's `struct inflate_workspace`.
+    workspace: KVVec<u64>,
+}
+
+impl Inflater {
+    /// An inflater and its workspace. Where the caller may sleep.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: no precondition.
+        let bytes = unsafe { kpgo_inflate_workspace_size() };
+        let mut workspace = KVVec::with_capacity(bytes.div_ceil(8), GFP_KERNEL)?;
+        workspace.extend_with(bytes.div_ceil(8), 0, GFP_KERNEL)?;
+        Ok(Self { workspace })
+    }
+
+    /// Inflates the zlib stream `input` into `out`: the bytes written, or
+    /// `None` if it is not a whole stream that fits.
+    pub(crate) fn inflate(&mut self, input: &[u8], out: &mut [u8]) -> Option<usize> {
+        // SAFETY: `input` is readable and `out` writable for their lengths,
+        // which zlib does not go past; the workspace is this inflater's,
+        // of the size zlib asked for, and used by one call at a time
+        // (`&mut self`).
+        let written = unsafe {
+            kpgo_inflate(
+                input.as_ptr().cast(),
+                input.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                self.workspace.as_mut_ptr().cast(),
+            )
+        };
+        usize::try_from(written).ok()
+    }
 }
 
 /// `MODULE_NAME_LEN`: the bytes of a module's name, its NUL included, as

@@ -83,7 +83,7 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
             let may_sleep = section.may_sleep();
             let mut index = 0;
             entry.for_each_object(&section, |object| {
-                let mut slices = [&[][..]; 2];
+                let mut slices = [&[][..]; 1];
                 let callees = named.callees(index, &mut slices);
                 index += 1;
                 let mut measure = Paced::new(Measure::new(), pause_if(may_sleep));
@@ -100,7 +100,7 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
             let may_sleep = section.may_sleep();
             let mut index = 0;
             entry.for_each_object(&section, |object| {
-                let mut slices = [&[][..]; 2];
+                let mut slices = [&[][..]; 1];
                 let callees = named.callees(index, &mut slices);
                 index += 1;
                 let mut sink =
