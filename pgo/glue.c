@@ -45,15 +45,16 @@ void kpgo_cond_resched(void)
 }
 
 /*
- * A names chunk of vmlinux (zlib, one per translation unit), inflated
+ * vmlinux's names chunks (zlib, one per translation unit) are inflated
  * when a module's profile names vmlinux functions, to find the chunks
- * that hold their names. Returns the bytes written, or -1.
+ * that hold their names: the workspace the inflater needs,
  */
 size_t kpgo_inflate_workspace_size(void)
 {
 	return zlib_inflate_workspacesize();
 }
 
+/* and one whole zlib stream inflated: the bytes written, or -1. */
 long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
 		  void *workspace)
 {

@@ -107,7 +107,7 @@ fn save(live: &FakeObject) -> Saved {
 
 fn merged(saved: &Saved, live: &FakeObject) -> Result<u64, MergeError> {
     let mut scratch = vec![FunctionAddress::default(); live.shapes.len()];
-    merge(&saved.object, &live.object(), &mut scratch).map(|stats| stats.values_dropped)
+    merge(&saved.object, &live.object(), &(0..0), &mut scratch).map(|stats| stats.values_dropped)
 }
 
 /// Per value kind of a record, the (value, count) pairs of each site.
@@ -220,17 +220,17 @@ fn another_build_is_not_the_same_and_a_mismatch_changes_nothing() {
     let changed = FakeObject::new(V10, shapes, 11, 16, notes_with_build_id(b"build-A"));
     let mut scratch = vec![FunctionAddress::default(); 3];
     assert_eq!(
-        merge(&saved.object, &changed.object(), &mut scratch),
+        merge(&saved.object, &changed.object(), &(0..0), &mut scratch),
         Err(MergeError::Mismatch { record: 3 })
     );
     let mut renamed = load(V10, base, b"build-A");
     renamed.data[8] ^= 1; // record 1's NameRef
     assert_eq!(
-        merge(&saved.object, &renamed.object(), &mut scratch),
+        merge(&saved.object, &renamed.object(), &(0..0), &mut scratch),
         Err(MergeError::Mismatch { record: 1 })
     );
     assert_eq!(
-        merge(&saved.object, &first.object(), &mut scratch[..2]),
+        merge(&saved.object, &first.object(), &(0..0), &mut scratch[..2]),
         Err(MergeError::Scratch)
     );
     assert_eq!(serialized(&saved.object), before);

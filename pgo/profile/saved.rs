@@ -27,7 +27,9 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-use super::callees::retired_address;
+use core::ops::Range;
+
+use super::callees::{function_address, retired_address};
 use super::format::{FormatError, ProfileVersion, MAX_VALUES_PER_SITE};
 use super::heapsort::heapsort_by_key;
 use super::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
@@ -348,6 +350,7 @@ fn check_same_structure(
 pub fn merge(
     saved: &ProfiledObject,
     live: &ProfiledObject,
+    live_retired: &Range<u64>,
     scratch: &mut [FunctionAddress],
 ) -> Result<MergeStats, MergeError> {
     let version = check_same_structure(saved, live)?;
@@ -356,9 +359,10 @@ pub fn merge(
     let targets = scratch.get_mut(..records).ok_or(MergeError::Scratch)?;
     for (i, target) in targets.iter_mut().enumerate() {
         *target = FunctionAddress {
-            live: live
-                .record(&version, i)
-                .read_u64(layout.function_pointer_offset),
+            // A function in code of `live` that is gone (`live_retired`)
+            // is named by its retired address: the raw one may be another
+            // module's function now.
+            live: function_address(&live.record(&version, i), &version, live_retired),
             saved: saved
                 .record(&version, i)
                 .read_u64(layout.function_pointer_offset),

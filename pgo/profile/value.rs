@@ -24,7 +24,8 @@
 //! - a site never lists more values than its limit;
 //! - at a site that has never been full, no value is listed twice: CPUs
 //!   that append at the same time meet at the tail, and the loser of the
-//!   compare-and-swap walks on from the winner's node;
+//!   compare-and-swap walks on from the winner's node (but for retired
+//!   addresses: [`ProfiledObject::rename_values`]);
 //! - once a site is full, a value may be listed twice: two CPUs evicting at
 //!   the same time for the same new value may replace two different
 //!   victims. `llvm-profdata` (19) reads such a site as it is: both
@@ -319,11 +320,15 @@ impl ProfiledObject {
     /// in `gone` can only be an indirect-call target: memop values are
     /// sizes, below any code address.
     ///
-    /// The hooks only compare a node's value, and an eviction replaces it
-    /// by a compare-and-swap as this does: a call that matched the old
-    /// value counts on the node (it went to the function that is going),
-    /// and a call to the address after the rename lists a value of its
-    /// own. Nodes are never freed, so the walk needs no lock.
+    /// The hooks only compare a node's value; an eviction stores a new one
+    /// (after winning the node's count), and the rename is a
+    /// compare-and-swap from the value it read, so it never undoes an
+    /// eviction: whichever comes last holds a value that was seen. A call
+    /// that matched the old value counts on the node (it went to the
+    /// function that is going), and a call to the address after the
+    /// rename lists a value of its own, so a site may then list one
+    /// function's retired address twice (the counts add in a merge).
+    /// Nodes are never freed, so the walk needs no lock.
     pub fn rename_values(
         &self,
         gone: &core::ops::Range<u64>,

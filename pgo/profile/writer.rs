@@ -233,7 +233,7 @@ fn write<S: Sink>(
     if callees.retired.is_empty() {
         sink.put(records)?;
     } else {
-        for (i, bytes) in records.chunks_exact(layout.record_size).enumerate() {
+        for (i, bytes) in records.chunks_exact(layout.record_size.max(1)).enumerate() {
             let mut record = [0u8; MAX_RECORD_SIZE];
             // Every layout's records fit (`MAX_RECORD_SIZE`).
             let Some(copy) = record.get_mut(..bytes.len()) else {

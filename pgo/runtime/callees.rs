@@ -95,6 +95,15 @@ pub(crate) struct Named {
 }
 
 impl Named {
+    /// No callee for any object.
+    pub(crate) fn none() -> Self {
+        Self {
+            parts: KVVec::new(),
+            records: KVVec::new(),
+            names: KVVec::new(),
+        }
+    }
+
     /// What the profile of the entry's `index`th object names besides its
     /// own functions; `slices` is room for its names.
     pub(crate) fn callees<'a>(

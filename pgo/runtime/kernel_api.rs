@@ -588,19 +588,27 @@ mod modules {
         }
 
         /// The addresses of the module's text (`MOD_TEXT`) and of its init
-        /// text (`MOD_INIT_TEXT`, freed after its LIVE notification), as
-        /// laid out before the module is formed.
-        pub(crate) fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
+        /// text (`MOD_INIT_TEXT`), as laid out before the module is formed.
+        ///
+        /// # Safety
+        ///
+        /// The module is COMING: after its LIVE notification the loader
+        /// clears its init memory's `base` and `size` while kpgo may look.
+        pub(crate) unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
             let range = |kind: bindings::mod_mem_type| {
-                // `mem[]` is laid out before the module is formed; only
-                // the freeing of init memory, after the LIVE notification,
-                // writes it again.
-                // SAFETY: `self.module` is valid for `'a` (type invariant);
-                // `kind` is an index of `mem`.
-                let mem =
-                    unsafe { ptr::addr_of!((*self.module).mem[kind as usize]).read_volatile() };
-                let start = mem.base as u64;
-                start..start.saturating_add(u64::from(mem.size))
+                // SAFETY: `self.module` is valid for `'a` (type invariant),
+                // `kind` is an index of `mem`; a COMING module's `mem[]`
+                // (the caller's contract) is written by nothing: only its
+                // `base` and `size` are read, no reference is made.
+                let (base, size) = unsafe {
+                    let mem = ptr::addr_of!((*self.module).mem[kind as usize]);
+                    (
+                        ptr::addr_of!((*mem).base).read_volatile(),
+                        ptr::addr_of!((*mem).size).read_volatile(),
+                    )
+                };
+                let start = base as u64;
+                start..start.saturating_add(u64::from(size))
             };
             (
                 range(bindings::mod_mem_type_MOD_TEXT),

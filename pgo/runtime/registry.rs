@@ -70,7 +70,7 @@ use super::kernel_api::{unload_warning_allowed, Module, ModuleEvents, ModuleNoti
 #[cfg(CONFIG_MODULES)]
 use super::objects::{self, Descriptor, ModuleObject};
 #[cfg(CONFIG_MODULES)]
-use crate::profile::callees::retired_address_in;
+use crate::profile::callees::{retired_address_in, RETIRED_TAG};
 #[cfg(CONFIG_MODULES)]
 use crate::profile::check::SectionError;
 #[cfg(CONFIG_MODULES)]
@@ -774,6 +774,26 @@ impl Entry {
         true
     }
 
+    /// Module `id`'s init function returned and its init text is freed
+    /// next: from now on its functions there are named by their retired
+    /// addresses, in its profile and in every value that named them. One
+    /// change of the entry: a read that overlaps it starts again.
+    fn retire_init(&self, id: usize) {
+        let writer = WriterGuard {
+            entry: self,
+            _guard: self.writer.lock(),
+        };
+        let Some(descriptor) = self.live_descriptor(&writer) else {
+            return;
+        };
+        if descriptor.module != id {
+            return;
+        }
+        let _change = self.begin_change();
+        descriptor.init_freed();
+        retire_code(&descriptor.init_text, descriptor);
+    }
+
     /// Withdraws the live descriptor of module `id`, keeps its counts, and
     /// frees it after a grace period. Nothing if `id` is not live here.
     fn withdraw(&self, id: usize) {
@@ -792,7 +812,7 @@ impl Entry {
         // final but for code that outlives it (async work), whose values are
         // no longer recorded.
         objects::withdraw(descriptor);
-        let kept = self.keep(&descriptor.object);
+        let kept = self.keep(&descriptor.object, &descriptor.retired_text());
         // Its code goes: the values that name it, in every other object,
         // are renamed to its functions' retired addresses, as the kept
         // profile names them (its own were, by the merge).
@@ -828,7 +848,7 @@ impl Entry {
     /// Merges the counts of `live`, a module being unloaded, into the
     /// saved profile of its build, created if there is none. The caller
     /// holds `writer` and a change.
-    fn keep(&self, live: &ProfiledObject) -> Result<(), Lost> {
+    fn keep(&self, live: &ProfiledObject, retired: &core::ops::Range<u64>) -> Result<(), Lost> {
         let records = live.record_count();
         let mut scratch = KVVec::with_capacity(records, GFP_KERNEL)?;
         for _ in 0..records {
@@ -839,7 +859,7 @@ impl Entry {
         // the caller holds (type invariant).
         while let Some(profile) = unsafe { saved.as_ref() } {
             if same_build(&profile.object, live) {
-                return merge(&profile.object, live, &mut scratch)
+                return merge(&profile.object, live, retired, &mut scratch)
                     .map(|_| ())
                     .map_err(Lost::Merge);
             }
@@ -854,7 +874,7 @@ impl Entry {
                     .filter(|&total| total <= KEPT_PROFILES_LIMIT)
             })
             .map_err(|_| Lost::OverLimit)?;
-        let profile = self.new_saved(live, &layout, &mut scratch);
+        let profile = self.new_saved(live, retired, &layout, &mut scratch);
         let profile = match profile {
             Ok(profile) => profile,
             Err(lost) => {
@@ -874,6 +894,7 @@ impl Entry {
     fn new_saved(
         &self,
         live: &ProfiledObject,
+        retired: &core::ops::Range<u64>,
         layout: &SavedLayout,
         scratch: &mut [FunctionAddress],
     ) -> Result<KBox<Saved>, Lost> {
@@ -884,7 +905,7 @@ impl Entry {
         // SAFETY: the layout is `live`'s; the buffer is zeroed, 8-byte
         // aligned and large enough.
         let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
-        merge(&object, live, scratch).map_err(Lost::Merge)?;
+        merge(&object, live, retired, scratch).map_err(Lost::Merge)?;
         RcuBox::new(SavedProfile {
             object,
             _buffer: buffer,
@@ -932,10 +953,19 @@ impl Registry {
             return Err(Refusal::OutsideArea);
         }
         object.set_values_per_site(vmlinux().values_per_site());
-        let descriptor =
-            ModuleObject::new(object, module.id(), module.text()).map_err(Refusal::Failed)?;
+        // SAFETY: `register` is called by `module_coming` only, for the
+        // module of a COMING notification.
+        let text = unsafe { module.text() };
+        let descriptor = ModuleObject::new(object, module.id(), text).map_err(Refusal::Failed)?;
         objects::reserve(&descriptor.object).map_err(Refusal::Failed)?;
         let entry = self.add(Kind::Module, name).map_err(Refusal::Failed)?;
+        // None of its code has run: a value at one of its addresses was
+        // recorded for code that was there before (whose going was not
+        // seen: an unprofiled module, async init code that ran after its
+        // LIVE notification, a BPF program) and names no function of it.
+        for range in [&descriptor.text, &descriptor.init_text] {
+            rename_everywhere(range, |_| RETIRED_TAG);
+        }
         // The last step, which cannot fail but for a name that is live.
         if entry.publish(descriptor) {
             Ok(())
@@ -950,13 +980,7 @@ impl Registry {
         let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) else {
             return;
         };
-        let section = ReadSection::enter();
-        if let Some(descriptor) = entry.live_descriptor(&section) {
-            if descriptor.module == module.id() {
-                descriptor.init_freed();
-                retire_code(&descriptor.init_text, descriptor);
-            }
-        }
+        entry.retire_init(module.id());
     }
 
     /// `MODULE_STATE_GOING`: withdraws the module and keeps its counts. A
@@ -1082,14 +1106,19 @@ pub(crate) fn for_each_profiled_object(section: &ReadSection, mut f: impl FnMut(
 /// functions (`ProfiledObject::rename_values`).
 #[cfg(CONFIG_MODULES)]
 fn retire_code(gone: &core::ops::Range<u64>, module: &ModuleObject) {
-    if gone.is_empty() {
+    rename_everywhere(gone, |address| retired_address_in(&module.object, address));
+}
+
+/// Renames, in every object, the values that are addresses in `range` to
+/// `rename(value)`.
+#[cfg(CONFIG_MODULES)]
+fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64) {
+    if range.is_empty() {
         return;
     }
     let section = ReadSection::enter();
     for_each_profiled_object(&section, |found| {
-        found
-            .object
-            .rename_values(gone, |address| retired_address_in(&module.object, address));
+        found.object.rename_values(range, &rename);
     });
 }
 

@@ -25,11 +25,15 @@
 
 use kernel::prelude::*;
 
-use super::callees::name_callees;
+use super::callees::{name_callees, Named};
 use super::kernel_api::{fatal_signal_pending, reschedule_point};
 use super::registry::Entry;
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink, PACE};
 use crate::profile::writer::{profile_size_bound_naming_in, write_profile_naming, WriteError};
+
+/// How often a read starts again because an object its callees live in
+/// changed, before it names none.
+const MAX_NAMING_RESTARTS: usize = 8;
 
 /// Where serializing may reschedule: outside an RCU read-side section
 /// (vmlinux's entry takes none), every `sink::PACE` bytes.
@@ -59,6 +63,7 @@ fn grow(bytes: &mut KVVec<u8>, len: usize) -> Result {
 /// The raw profile of `entry`: its saved profiles, then the live one.
 pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
     let mut bytes = KVVec::new();
+    let mut naming_restarts = 0;
     loop {
         // A writer that never rests (a module loaded and unloaded in a
         // loop, resets) could keep the read starting again: it can be
@@ -72,10 +77,17 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         };
         // The other objects' functions it names (`callees`): looked up
         // before the profile is sized and written, in sections of their
-        // own; a module among them that went meanwhile starts it again.
-        let Some(named) = name_callees(entry)? else {
-            reschedule_point();
-            continue;
+        // own. An object among them that changed meanwhile starts it
+        // again, a few times; then, or without the memory to look them
+        // up, the profile names none (it is valid, and smaller).
+        let named = match name_callees(entry) {
+            Ok(Some(named)) => named,
+            Ok(None) if naming_restarts < MAX_NAMING_RESTARTS => {
+                naming_restarts += 1;
+                reschedule_point();
+                continue;
+            }
+            Ok(None) | Err(_) => Named::none(),
         };
         let mut bound = 0usize;
         {
