@@ -12,3 +12,14 @@
 step() {
 	echo "$1" >>"$KPGO_RESULTS/steps"
 }
+
+# run_callees N: N reads of pgo_test_callees' run file
+# (tests/kernel/modules/pgo_test_callees.c), one read() each: one call of
+# its read function by vmlinux per read.
+run_callees() {
+	i=0
+	while [ $i -lt "$1" ]; do
+		dd if=/sys/kernel/debug/pgo_test_callees/run of=/dev/null bs=64 count=1 2>/dev/null
+		i=$((i + 1))
+	done
+}

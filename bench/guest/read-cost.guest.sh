@@ -5,15 +5,12 @@
 # <uptime after>" lines in read-cost (guest time: under -icount, the
 # instructions).
 set -e
+. /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
 r=$KPGO_RESULTS
 insmod /kpgo/pgo_test_a.ko
 insmod /kpgo/pgo_test_callees.ko
-i=0
-while [ $i -lt 7 ]; do
-	dd if=/sys/kernel/debug/pgo_test_callees/run of=/dev/null bs=64 count=1 2>/dev/null
-	i=$((i + 1))
-done
+run_callees 7
 for spec in vmlinux:20 pgo_test_callees:200 pgo_test_a:200; do
 	f=${spec%%:*} n=${spec##*:}
 	bytes=$(cat $pgo/$f.profraw | wc -c)

@@ -106,11 +106,7 @@ cat $pgo/stats >$r/stats-end
 # not instrumented) through pointers.
 echo all >$pgo/reset
 insmod /kpgo/pgo_test_callees.ko
-i=0
-while [ $i -lt 7 ]; do
-	dd if=/sys/kernel/debug/pgo_test_callees/run of=/dev/null bs=64 count=1 2>/dev/null
-	i=$((i + 1))
-done
+run_callees 7
 cat $pgo/vmlinux.profraw >$r/callees-vmlinux.profraw
 cat $pgo/pgo_test_callees.profraw >$r/callees-module.profraw
 rmmod pgo_test_callees
