@@ -241,14 +241,19 @@ fn targets_in_another_object_are_found_with_what_its_records_say() {
 
         let version = caller_object.version().unwrap();
         let mut found = Vec::new();
-        for_each_callee(&other_object, &version, &(0..0), &targets[..len], |i, c| {
-            found.push((i, c))
-        });
-        found.sort_by_key(|&(i, _)| i);
+        for_each_callee(
+            &other_object,
+            &version,
+            &(0..0),
+            &targets[..len],
+            |i, record, c| found.push((i, record, c)),
+        );
+        found.sort_by_key(|&(i, _, _)| i);
         assert_eq!(found.len(), 2, "v{}", caller.format.version);
         let kinds = caller.format.value_kinds;
-        for (&(index, callee), function) in found.iter().zip([1usize, 2]) {
+        for (&(index, record, callee), function) in found.iter().zip([1usize, 2]) {
             assert_eq!(targets[index], in_other[function - 1]);
+            assert_eq!(record, function, "the callee's record in its object");
             assert_eq!(callee.function_pointer, targets[index]);
             assert_eq!(callee.name_ref, 0x1000 + function as u64);
             assert_eq!(callee.func_hash, 0x2000 + function as u64);
@@ -269,7 +274,7 @@ fn targets_in_another_object_are_found_with_what_its_records_say() {
             &version,
             &(0xffff_ffff_c000_0100..0xffff_ffff_c000_0200),
             &targets[..len],
-            |_, _| after_retire += 1,
+            |_, _, _| after_retire += 1,
         );
         assert_eq!(after_retire, 1);
     }
@@ -357,7 +362,7 @@ fn code_that_goes_is_renamed_to_its_retired_addresses_everywhere_it_is_named() {
         let version = gone_object.version().unwrap();
         let len = sort_unique(&mut targets[..len]);
         let mut named = Vec::new();
-        for_each_callee(&gone_object, &version, &text, &targets[..len], |i, c| {
+        for_each_callee(&gone_object, &version, &text, &targets[..len], |i, _, c| {
             named.push((targets[i], c.function_pointer))
         });
         named.sort();

@@ -5,7 +5,7 @@
 
 use kpgo::profile::md5::name_ref;
 use kpgo::profile::names::{
-    chunks, for_each_chunk_naming, for_each_name, longest_chunk, Chunk, NamesError,
+    chunk_at, chunks, for_each_name, locate_names, longest_chunk, Chunk, NamesError, NOT_LOCATED,
 };
 
 /// zlib's `uncompress` (the host's libz; the kernel inflates with its own
@@ -175,42 +175,63 @@ fn bad_chunks_are_errors_not_panics() {
     );
 }
 
+/// `locate_names` for `names`, in the order given: the offset of the
+/// chunk of each, or `NOT_LOCATED`; and the walk's result.
+fn locate(section: &[u8], names: &[&[u8]]) -> (Vec<u32>, Result<(), NamesError>) {
+    let mut by_name_ref: Vec<(u64, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(slot, n)| (name_ref(n), slot as u32))
+        .collect();
+    by_name_ref.sort();
+    let mut scratch = vec![0u8; longest_chunk(section).unwrap_or(0)];
+    let mut at = vec![NOT_LOCATED; names.len()];
+    let walked = locate_names(section, &by_name_ref, &mut scratch, inflate, &mut at);
+    (at, walked)
+}
+
 #[test]
-fn only_the_chunks_that_hold_a_wanted_name_are_chosen() {
-    let packed = deflate(b"h\x01i;j");
-    let section = two_chunks(&packed, 5);
-    assert_eq!(longest_chunk(&section), Ok(5));
-    let scratch = [0u8; 5];
-    let pick = |names: &[&[u8]]| {
-        let mut wanted: Vec<u64> = names.iter().map(|n| name_ref(n)).collect();
-        wanted.sort();
-        let mut at = Vec::new();
-        let mut scratch = scratch;
-        for_each_chunk_naming(&section, &wanted, &mut scratch, inflate, |c| at.push(c.at)).unwrap();
-        at
-    };
-    assert_eq!(pick(&[b"g"]), [0]);
-    assert_eq!(pick(&[b"i;j"]), [7], "a name of the compressed chunk");
-    assert_eq!(pick(&[b"a;f", b"h"]), [0, 7]);
-    assert_eq!(pick(&[b"nowhere"]), Vec::<usize>::new());
-    assert_eq!(pick(&[]), Vec::<usize>::new());
-    // A chunk that does not inflate is an error, not a silent skip.
-    let liar = two_chunks(&packed, 6);
-    let wanted = [name_ref(b"zz")];
+fn each_name_is_located_in_the_first_chunk_that_holds_it() {
+    let packed = deflate(b"h\x01i;j\x01g");
+    let section = two_chunks(&packed, 7);
+    let (at, walked) = locate(&section, &[b"g", b"i;j", b"a;f", b"h", b"nowhere"]);
+    walked.unwrap();
     assert_eq!(
-        for_each_chunk_naming(&liar, &wanted, &mut [0u8; 6], inflate, |_| {}),
-        Err(NamesError::Inflate { at: 7 })
+        at,
+        [0, 7, 0, 7, NOT_LOCATED],
+        "g is in both chunks: the first; i;j only in the compressed one"
     );
+    // Two functions of one name (a collision): both located.
+    let (at, _) = locate(&section, &[b"h", b"h"]);
+    assert_eq!(at, [7, 7]);
+    // What a chunk offset gives back: that chunk, whole.
+    let first = chunks(&section).next().unwrap().unwrap();
+    assert_eq!(chunk_at(&section, 0), Some(first));
+    let second = chunk_at(&section, 7).unwrap();
+    assert_eq!(
+        (second.at, second.bytes),
+        (7, &section[7..section.len() - 3])
+    );
+    assert_eq!(chunk_at(&section, section.len() - 3), None, "padding");
+    assert!(second.compressed);
+    assert_eq!(chunk_at(&section, section.len()), None, "past the end");
+    assert_eq!(chunk_at(&section, 1_000_000), None);
+    // A chunk that does not inflate is an error, not a silent skip; what
+    // came before it is located.
+    let liar = two_chunks(&packed, 8);
+    let (at, walked) = locate(&liar, &[b"a;f", b"h"]);
+    assert_eq!(walked, Err(NamesError::Inflate { at: 7 }));
+    assert_eq!(at, [0, NOT_LOCATED]);
     // The module of a real kernel: every record's name is in its chunk.
     let real = unhex(&CRC32C_INTEL_NAMES.replace(' ', ""));
+    let mut by_name_ref: Vec<(u64, u32)> = CRC32C_INTEL_NAME_REFS
+        .iter()
+        .enumerate()
+        .map(|(slot, &n)| (n, slot as u32))
+        .collect();
+    by_name_ref.sort();
     let mut big = vec![0u8; longest_chunk(&real).unwrap()];
-    let mut wanted = CRC32C_INTEL_NAME_REFS[3..5].to_vec();
-    wanted.sort();
-    let mut chosen = 0;
-    for_each_chunk_naming(&real, &wanted, &mut big, inflate, |c| {
-        assert_eq!(c.bytes, &real[..]);
-        chosen += 1;
-    })
-    .unwrap();
-    assert_eq!(chosen, 1);
+    let mut at = vec![NOT_LOCATED; by_name_ref.len()];
+    locate_names(&real, &by_name_ref, &mut big, inflate, &mut at).unwrap();
+    assert!(at.iter().all(|&a| a == 0), "{at:?}");
 }

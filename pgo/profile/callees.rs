@@ -202,10 +202,10 @@ fn callee_of(record: &DataRecord, version: &ProfileVersion, address: u64) -> Cal
     callee
 }
 
-/// Calls `f(index, callee)` for each target `targets[index]` (sorted, from
-/// [`sort_unique`]) that is the [`function_address`] of a function of
-/// `object` (`retired` being its code that is gone), with the callee
-/// record of that function. An object whose version differs from
+/// Calls `f(index, record, callee)` for each target `targets[index]`
+/// (sorted, from [`sort_unique`]) that is the [`function_address`] of a
+/// function of `object` (`retired` being its code that is gone), with the
+/// index of that function's record in `object` and its callee record. An object whose version differs from
 /// `version` (that of the object being written) names nothing: its
 /// records are laid out otherwise.
 pub fn for_each_callee(
@@ -213,7 +213,7 @@ pub fn for_each_callee(
     version: &ProfileVersion,
     retired: &Range<u64>,
     targets: &[u64],
-    mut f: impl FnMut(usize, Callee),
+    mut f: impl FnMut(usize, usize, Callee),
 ) {
     if targets.is_empty() {
         return;
@@ -226,7 +226,7 @@ pub fn for_each_callee(
         let record = object.record(version, i);
         let address = function_address(&record, version, retired);
         if let Ok(index) = targets.binary_search(&address) {
-            f(index, callee_of(&record, version, address));
+            f(index, i, callee_of(&record, version, address));
         }
     }
 }

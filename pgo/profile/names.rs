@@ -145,37 +145,64 @@ pub fn for_each_name(
     Ok(())
 }
 
-/// Calls `f` on each chunk of `section` that holds the name of one of
-/// `wanted` (`NameRef`s, sorted: `md5::name_ref` of the names), chunks
-/// being inflated as [`for_each_name`] does. Stops at the first error.
+/// The longest names of one chunk of `section`: the scratch space that
+/// [`locate_names`] needs. Stops at the first error.
+pub fn longest_chunk(section: &[u8]) -> Result<usize, NamesError> {
+    chunks(section).try_fold(0, |longest, chunk| Ok(longest.max(chunk?.names_len)))
+}
+
+/// The offset of a name that [`locate_names`] did not find in any chunk.
+pub const NOT_LOCATED: u32 = u32::MAX;
+
+/// Where the names of a set of functions are, chunk by chunk: for each
+/// name of `section` whose `NameRef` is `by_name_ref[j].0` (sorted by
+/// it), sets `chunk_at[by_name_ref[j].1]` to the offset of the first chunk
+/// that holds it, where it is still [`NOT_LOCATED`]. Chunks are inflated
+/// as [`for_each_name`] does; a chunk at an offset that does not fit in
+/// `u32` locates nothing. Stops at the first error, with what it located
+/// before.
 ///
-/// This is how a profile carries the names of a few functions of a large
-/// object (vmlinux) without all of its names.
-pub fn for_each_chunk_naming(
+/// Done once, this answers "which chunk names this function" without
+/// inflating the section again ([`chunk_at`]).
+pub fn locate_names(
     section: &[u8],
-    wanted: &[u64],
+    by_name_ref: &[(u64, u32)],
     scratch: &mut [u8],
     mut inflate: impl FnMut(&[u8], &mut [u8]) -> Option<usize>,
-    mut f: impl FnMut(&Chunk<'_>),
+    chunk_at: &mut [u32],
 ) -> Result<(), NamesError> {
-    if wanted.is_empty() {
-        return Ok(());
-    }
     for chunk in chunks(section) {
         let chunk = chunk?;
-        let mut holds = false;
+        let Ok(at) = u32::try_from(chunk.at) else {
+            continue;
+        };
         for_each_name(&chunk, scratch, &mut inflate, |name| {
-            holds = holds || wanted.binary_search(&super::md5::name_ref(name)).is_ok();
+            let name_ref = super::md5::name_ref(name);
+            // The first of the entries with this `NameRef`: functions
+            // may share one (a collision, or one name in two objects'
+            // records).
+            let first = by_name_ref.partition_point(|&(key, _)| key < name_ref);
+            for &(_, slot) in by_name_ref[first..]
+                .iter()
+                .take_while(|&&(key, _)| key == name_ref)
+            {
+                if let Some(located) = chunk_at.get_mut(slot as usize) {
+                    if *located == NOT_LOCATED {
+                        *located = at;
+                    }
+                }
+            }
         })?;
-        if holds {
-            f(&chunk);
-        }
     }
     Ok(())
 }
 
-/// The longest names of one chunk of `section`: the scratch space that
-/// [`for_each_chunk_naming`] needs. Stops at the first error.
-pub fn longest_chunk(section: &[u8]) -> Result<usize, NamesError> {
-    chunks(section).try_fold(0, |longest, chunk| Ok(longest.max(chunk?.names_len)))
+/// The chunk of `section` at offset `at`, if one starts there.
+pub fn chunk_at(section: &[u8], at: usize) -> Option<Chunk<'_>> {
+    let chunk = chunks(section.get(at..)?).next()?.ok()?;
+    Some(Chunk {
+        at,
+        bytes: section.get(at..at + chunk.bytes.len())?,
+        ..chunk
+    })
 }

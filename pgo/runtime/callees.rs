@@ -13,12 +13,13 @@
 //! object it lives in: a module's names section, copied (the module may go
 //! before the profile is written); of vmlinux's (hundreds of KiB, one zlib
 //! chunk per translation unit), the chunks that hold the callees' names,
-//! found by inflating each chunk and hashing its names, or all of it if
-//! that fails.
+//! which an index built by the first such read tells
+//! ([`VmlinuxNameChunks`]), or all of it where the index cannot.
 //!
 //! This runs when a profile is read, never in the hooks, and takes no
-//! lock: the lookups and copies run in RCU read-side sections, the
-//! buffers are allocated between them. An entry that changes between the
+//! lock: the lookups and copies run in RCU read-side sections, one per
+//! entry read (hundreds of modules are not one section), the buffers are
+//! allocated between them. An entry that changes between the
 //! lookup and the copy of its names (a load, an unload, a reset) makes the
 //! caller start again; one that is changing during the lookup names
 //! nothing this time, and values recorded after the lookup are written
@@ -26,16 +27,17 @@
 
 use core::ops::Range;
 use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use kernel::prelude::*;
 
-use super::kernel_api::{Inflater, ReadSection};
+use super::kernel_api::{reschedule_point, Inflater};
 use super::objects::vmlinux;
 use super::registry::{for_each_profiled_object, Entry};
 use crate::profile::callees::{collect_targets, drop_own_targets, for_each_callee, sort_unique};
+use crate::profile::format::ProfileVersion;
 use crate::profile::heapsort::heapsort_by_key;
-use crate::profile::names::{for_each_chunk_naming, longest_chunk};
-use crate::profile::sections::ProfiledObject;
+use crate::profile::names::{chunk_at, locate_names, longest_chunk, NOT_LOCATED};
 use crate::profile::writer::{static_bytes, Callee, Callees};
 
 /// Where a target's function lives.
@@ -44,8 +46,8 @@ enum Owner {
     /// Nowhere that is profiled: no callee record.
     #[default]
     Unknown,
-    /// vmlinux.
-    Vmlinux,
+    /// vmlinux: the index of the function's record there.
+    Vmlinux { record: usize },
     /// An object of a module's entry (live or saved): the entry, its
     /// change count then, the object's place in it, the bytes of its names
     /// section.
@@ -62,7 +64,7 @@ impl Owner {
     fn key(&self) -> (usize, usize) {
         match self {
             Owner::Unknown => (0, 0),
-            Owner::Vmlinux => (1, 0),
+            Owner::Vmlinux { .. } => (1, 0),
             Owner::Module { entry, index, .. } => (ptr::from_ref(*entry) as usize, *index),
         }
     }
@@ -78,7 +80,13 @@ struct Target {
 /// The callees of one object of the entry.
 #[derive(Clone, Default)]
 struct Part {
-    /// Its callee records, in [`Named::records`].
+    /// The object's version, if it has a valid one.
+    version: Option<ProfileVersion>,
+    /// Its targets that it does not name itself, in `name_callees`'
+    /// targets.
+    wanted: Range<usize>,
+    /// Its callee records, in [`Named::records`]: those of the targets
+    /// found, at the start of `wanted`.
     records: Range<usize>,
     /// The names that name them, in [`Named::names`]: the names sections
     /// of the module objects they live in, the chunks of vmlinux's.
@@ -131,78 +139,78 @@ fn filled<T: Clone + Default>(len: usize) -> Result<KVVec<T>> {
     Ok(v)
 }
 
-/// Looks the targets `wanted` of `object` up among all other objects;
-/// writes each found into `found` (as long as `wanted`) and returns how
-/// many, compacted at the start of `found`.
-fn look_up(
-    section: &ReadSection,
-    object: &ProfiledObject,
-    wanted: &[u64],
-    found: &mut [Target],
-) -> usize {
-    let Ok(version) = object.version() else {
-        return 0;
-    };
-    if wanted.is_empty() {
-        return 0;
-    }
-    for slot in found.iter_mut() {
-        *slot = Target::default();
-    }
-    for_each_profiled_object(section, |other| {
-        if ptr::eq(other.object, object) {
-            return;
-        }
-        let owner = if ptr::eq(other.object, vmlinux()) {
-            Owner::Vmlinux
-        } else if let Some(changes) = other.changes {
-            Owner::Module {
-                entry: other.entry,
-                changes,
-                index: other.index,
-                names: other.object.sections().names.len(),
+/// Looks the targets of each part of `entry` (`targets[part.wanted]`) up
+/// among all other objects, one read-side section per entry: writes each
+/// found into `found` (indexed as `targets`) and sets the part's
+/// `records` to those found, compacted at the start of its range and
+/// grouped by owner.
+fn look_up(entry: &Entry, parts: &mut [Part], targets: &[u64], found: &mut [Target]) {
+    for_each_profiled_object(|other| {
+        let in_vmlinux = ptr::eq(other.object, vmlinux());
+        let owner = |record| {
+            if in_vmlinux {
+                Some(Owner::Vmlinux { record })
+            } else {
+                // A module changing now is named another time.
+                other.changes.map(|changes| Owner::Module {
+                    entry: other.entry,
+                    changes,
+                    index: other.index,
+                    names: other.object.sections().names.len(),
+                })
             }
-        } else {
-            // Changing: named another time.
-            return;
         };
-        for_each_callee(
-            other.object,
-            &version,
-            &other.retired,
-            wanted,
-            |i, callee| {
-                if let Some(slot) = found.get_mut(i) {
-                    if matches!(slot.owner, Owner::Unknown) {
-                        *slot = Target { callee, owner };
+        for (index, part) in parts.iter().enumerate() {
+            // The object itself names its own functions.
+            let itself = ptr::eq(other.entry, entry) && other.index == index;
+            let (Some(version), false) = (part.version, itself) else {
+                continue;
+            };
+            let (Some(wanted), Some(found)) = (
+                targets.get(part.wanted.clone()),
+                found.get_mut(part.wanted.clone()),
+            ) else {
+                continue;
+            };
+            for_each_callee(
+                other.object,
+                &version,
+                &other.retired,
+                wanted,
+                |i, record, callee| {
+                    if let (Some(slot), Some(owner)) = (found.get_mut(i), owner(record)) {
+                        if matches!(slot.owner, Owner::Unknown) {
+                            *slot = Target { callee, owner };
+                        }
                     }
-                }
-            },
-        );
-    });
-    let mut kept = 0;
-    for i in 0..found.len() {
-        if !matches!(found[i].owner, Owner::Unknown) {
-            found[kept] = found[i];
-            kept += 1;
+                },
+            );
         }
+    });
+    for part in parts.iter_mut() {
+        let Some(found) = found.get_mut(part.wanted.clone()) else {
+            continue;
+        };
+        let mut kept = 0;
+        for i in 0..found.len() {
+            if !matches!(found[i].owner, Owner::Unknown) {
+                found[kept] = found[i];
+                kept += 1;
+            }
+        }
+        heapsort_by_key(&mut found[..kept], |target| target.owner.key());
+        part.records = part.wanted.start..part.wanted.start + kept;
     }
-    kept
 }
 
 /// Copies the names section of object `index` of `entry` into `to`, if
 /// the entry is as it was at `changes` and the section is as long as
 /// `to`.
-fn copy_names(
-    section: &ReadSection,
-    entry: &Entry,
-    changes: usize,
-    index: usize,
-    to: &mut [u8],
-) -> bool {
+fn copy_names(entry: &Entry, changes: usize, index: usize, to: &mut [u8]) -> bool {
+    let section = entry.read_section();
     let mut copied = false;
     let mut i = 0;
-    let _ = entry.for_each_object(section, |object| {
+    let _ = entry.for_each_object(&section, |object| {
         let names = &object.sections().names;
         if i == index && names.len() == to.len() {
             to.copy_from_slice(static_bytes(names, names.len()));
@@ -214,49 +222,130 @@ fn copy_names(
     copied && entry.unchanged_since(changes)
 }
 
-/// What finds the chunks of vmlinux's names section that name functions.
-struct ChunkChooser {
-    inflater: Inflater,
-    /// Room for the longest chunk's names.
-    scratch: KVVec<u8>,
+/// Which chunk of vmlinux's names section names each of its functions.
+///
+/// Built by the first read that names a function of vmlinux in another
+/// object's profile, which inflates the section whole and hashes every
+/// name once (a few hundred milliseconds under TCG on a distro kernel);
+/// every later read looks its callees' chunks up here. vmlinux's names
+/// never change, so it is kept for the life of the kernel: 4 bytes per
+/// record of vmlinux.
+///
+/// # Invariants
+///
+/// The pointer is null or comes from `KBox::into_raw` of a vector with
+/// one entry per data record of vmlinux, each the offset of the chunk that
+/// names the record's function or `NOT_LOCATED`; the vector is never
+/// written to or freed after the pointer is stored.
+struct VmlinuxNameChunks(AtomicPtr<KVVec<u32>>);
+
+static VMLINUX_NAME_CHUNKS: VmlinuxNameChunks = VmlinuxNameChunks(AtomicPtr::new(ptr::null_mut()));
+
+impl VmlinuxNameChunks {
+    /// The chunk offsets of vmlinux's records, built now if no read built
+    /// them before. Where the caller may sleep.
+    fn get(&self) -> Result<&'static [u32]> {
+        let known = self.0.load(Ordering::Acquire);
+        if !known.is_null() {
+            // SAFETY: by the type invariant a non-null pointer is a
+            // vector that is never written to or freed; the acquire load
+            // pairs with the release of the exchange that stored it, after
+            // it was filled.
+            return Ok(unsafe { &*known });
+        }
+        let built = KBox::into_raw(KBox::new(locate_vmlinux_names()?, GFP_KERNEL)?);
+        // INVARIANT: `built` comes from `KBox::into_raw` of a vector with
+        // an entry per vmlinux record, filled and never written to again.
+        match self
+            .0
+            .compare_exchange(ptr::null_mut(), built, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // SAFETY: stored just now: as above.
+            Ok(_) => Ok(unsafe { &*built }),
+            Err(other) => {
+                // SAFETY: `built` was not stored, so nothing else has it;
+                // it comes from `KBox::into_raw`.
+                drop(unsafe { KBox::from_raw(built) });
+                // SAFETY: `other` is the non-null pointer another read
+                // stored: as in the load above.
+                Ok(unsafe { &*other })
+            }
+        }
+    }
 }
 
-impl ChunkChooser {
-    fn new(section: &[u8]) -> Result<Self> {
-        let longest = longest_chunk(section).unwrap_or(0);
-        Ok(Self {
-            inflater: Inflater::new()?,
-            scratch: filled(longest)?,
-        })
-    }
+/// The bytes of the index of vmlinux's names ([`VmlinuxNameChunks`]), 0
+/// until a read built it (`pgo/stats`).
+pub(crate) fn name_index_bytes() -> usize {
+    let index = VMLINUX_NAME_CHUNKS.0.load(Ordering::Acquire);
+    // SAFETY: by the invariant of `VmlinuxNameChunks`, a non-null pointer
+    // is a vector that is never written to or freed.
+    unsafe { index.as_ref() }.map_or(0, |chunks| chunks.len() * core::mem::size_of::<u32>())
+}
 
-    /// The byte ranges of the chunks of `section` that hold the names of
-    /// `wanted` (sorted `NameRef`s); the whole section if a chunk cannot
-    /// be read (the profile is then larger, never unnamed).
-    fn choose(&mut self, section: &[u8], wanted: &[u64]) -> Result<KVVec<Range<usize>>> {
-        let mut chosen = KVVec::new();
-        let mut no_memory = false;
-        let Self { inflater, scratch } = self;
-        let walked = for_each_chunk_naming(
-            section,
-            wanted,
-            scratch,
-            |input, out| inflater.inflate(input, out),
-            |chunk| {
-                let range = chunk.at..chunk.at + chunk.bytes.len();
-                no_memory |= chosen.push(range, GFP_KERNEL).is_err();
-            },
-        );
-        if no_memory {
-            return Err(ENOMEM);
-        }
-        if walked.is_err() {
+/// The offset of the chunk of vmlinux's names section that names each of
+/// its records (`names::locate_names`). A chunk that cannot be read
+/// leaves its records `NOT_LOCATED`: their profiles then carry the whole
+/// section, larger but never unnamed.
+fn locate_vmlinux_names() -> Result<KVVec<u32>> {
+    let object = vmlinux();
+    let names = &object.sections().names;
+    let names = static_bytes(names, names.len());
+    let Ok(version) = object.version() else {
+        return Ok(KVVec::new());
+    };
+    let records = object.num_records(&version);
+    let mut by_name_ref = KVVec::with_capacity(records, GFP_KERNEL)?;
+    for i in 0..records {
+        let Ok(slot) = u32::try_from(i) else {
+            break;
+        };
+        let name_ref = object
+            .record(&version, i)
+            .read_u64(version.layout().name_ref_offset);
+        by_name_ref.push((name_ref, slot), GFP_KERNEL)?;
+    }
+    heapsort_by_key(&mut by_name_ref, |&(name_ref, _)| name_ref);
+    let mut chunk_at = KVVec::with_capacity(records, GFP_KERNEL)?;
+    chunk_at.extend_with(records, NOT_LOCATED, GFP_KERNEL)?;
+    let mut inflater = Inflater::new()?;
+    let mut scratch = filled::<u8>(longest_chunk(names).unwrap_or(0))?;
+    let _ = locate_names(
+        names,
+        &by_name_ref,
+        &mut scratch,
+        |input, out| inflater.inflate(input, out),
+        &mut chunk_at,
+    );
+    Ok(chunk_at)
+}
+
+/// The byte ranges of the chunks of vmlinux's names section `section` that
+/// name the functions of vmlinux's `records` (the whole section if one of
+/// them is not located), in section order, each once.
+fn chunks_naming(section: &[u8], records: &[usize]) -> Result<KVVec<Range<usize>>> {
+    let chunk_of = VMLINUX_NAME_CHUNKS.get()?;
+    let mut each = KVVec::with_capacity(records.len(), GFP_KERNEL)?;
+    for &record in records {
+        let chunk = chunk_of
+            .get(record)
+            .filter(|&&at| at != NOT_LOCATED)
+            .and_then(|&at| chunk_at(section, at as usize));
+        let Some(chunk) = chunk else {
             let mut whole = KVVec::new();
             whole.push(0..section.len(), GFP_KERNEL)?;
             return Ok(whole);
-        }
-        Ok(chosen)
+        };
+        each.push(chunk.at..chunk.at + chunk.bytes.len(), GFP_KERNEL)?;
     }
+    heapsort_by_key(&mut each, |range| range.start);
+    let mut chosen = KVVec::<Range<usize>>::with_capacity(each.len(), GFP_KERNEL)?;
+    for range in each.iter() {
+        if chosen.last() != Some(range) {
+            chosen.push(range.clone(), GFP_KERNEL)?;
+        }
+    }
+    Ok(chosen)
 }
 
 /// The callees of each object of `entry`, or `None` if an entry they
@@ -265,7 +354,7 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
     // How many values there are to look at, at most (nodes handed out).
     let (mut objects, mut nodes) = (0usize, 0usize);
     {
-        let section = ReadSection::enter();
+        let section = entry.read_section();
         entry.for_each_object(&section, |object| {
             objects += 1;
             nodes = nodes.saturating_add(object.pool.used());
@@ -273,49 +362,38 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
         })?;
     }
     let mut targets = filled::<u64>(nodes)?;
-    let mut found = filled::<Target>(nodes)?;
     let mut parts = filled::<Part>(objects)?;
 
-    // The lookups. An object or value that came since the count above
-    // goes unnamed (no room for it); the entry's change count tells the
-    // caller about the former.
+    // The targets of each object that it does not name itself, packed
+    // one part after the other. An object or value that came since the
+    // count above goes unnamed (no room for it); the entry's change count
+    // tells the caller about the former.
+    let mut wanted = 0;
     {
-        let section = ReadSection::enter();
-        let retired = entry.retired_text(&section);
-        let (mut index, mut taken, mut named) = (0, 0, 0);
-        entry.for_each_object(&section, |object| {
+        let section = entry.read_section();
+        let (mut index, mut taken) = (0, 0);
+        entry.for_each_object_and_retired(&section, |object, retired| {
             let Some(part) = parts.get_mut(index) else {
                 return Ok::<(), Error>(());
             };
             index += 1;
-            // Only the live object has code that is partly gone.
-            if entry
-                .live(&section)
-                .is_some_and(|live| ptr::eq(live, object))
-            {
-                part.retired = retired.clone();
-            }
+            part.retired = retired;
+            part.version = object.version().ok();
             let start = taken;
             collect_targets(object, &mut targets[..], &mut taken);
             let unique = sort_unique(&mut targets[start..taken]);
             let foreign =
                 drop_own_targets(object, &part.retired, &mut targets[start..start + unique]);
-            let wanted = &targets[start..start + foreign];
-            // Within `found`: `named <= start`, since each object names
-            // at most its own targets, and `start + foreign <= nodes`.
-            let Some(room) = found.get_mut(named..named + foreign) else {
-                return Ok(());
-            };
-            let kept = look_up(&section, object, wanted, room);
-            let Some(callees) = room.get_mut(..kept) else {
-                return Ok(());
-            };
-            heapsort_by_key(callees, |target| target.owner.key());
-            part.records = named..named + kept;
-            named += kept;
+            // `wanted <= start`: each part keeps at most what it took.
+            targets.copy_within(start..start + foreign, wanted);
+            part.wanted = wanted..wanted + foreign;
+            wanted += foreign;
+            taken = wanted;
             Ok(())
         })?;
     }
+    let mut found = filled::<Target>(wanted)?;
+    look_up(entry, &mut parts, &targets, &mut found);
 
     // vmlinux's names chunks that each object needs.
     let vmlinux_names = {
@@ -323,24 +401,17 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
         static_bytes(names, names.len())
     };
     let mut chunks = KVVec::<(usize, Range<usize>)>::new();
-    let mut chooser = None;
     for (index, part) in parts.iter().enumerate() {
         let mut wanted = KVVec::new();
         for target in &found[part.records.clone()] {
-            if matches!(target.owner, Owner::Vmlinux) {
-                wanted.push(target.callee.name_ref, GFP_KERNEL)?;
+            if let Owner::Vmlinux { record } = target.owner {
+                wanted.push(record, GFP_KERNEL)?;
             }
         }
         if wanted.is_empty() {
             continue;
         }
-        heapsort_by_key(&mut wanted, |&name_ref| name_ref);
-        let chosen = match &mut chooser {
-            Some(chooser) => chooser,
-            None => chooser.insert(ChunkChooser::new(vmlinux_names)?),
-        }
-        .choose(vmlinux_names, &wanted)?;
-        for range in chosen.iter() {
+        for range in chunks_naming(vmlinux_names, &wanted)?.iter() {
             chunks.push((index, range.clone()), GFP_KERNEL)?;
         }
     }
@@ -367,7 +438,6 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
     }
     let mut names = filled::<u8>(names_len)?;
     {
-        let section = ReadSection::enter();
         for part in parts.iter() {
             let mut at = part.names.start;
             let mut last = (0, 0);
@@ -388,7 +458,8 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
                 let Some(to) = names.get_mut(at..at + len) else {
                     return Ok(None);
                 };
-                if !copy_names(&section, entry, changes, index, to) {
+                reschedule_point();
+                if !copy_names(entry, changes, index, to) {
                     return Ok(None);
                 }
                 at += len;

@@ -27,7 +27,7 @@
 //!   runtime modules_live=N modules_profiled=N modules_refused=N \
 //!     descriptors=N descriptor_bytes=N map_tables=N map_bytes=N \
 //!     entries=N entry_bytes=N kept_profiles=N kept_bytes=N \
-//!     kept_limit_bytes=N
+//!     kept_limit_bytes=N name_index_bytes=N
 //!   object=<name> state=live|unloaded functions=N counters=N \
 //!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
 //!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N
@@ -42,7 +42,10 @@
 //!   grows, to a fixed bound; `entries` and `entry_bytes` the entries, one
 //!   per name ever loaded (and vmlinux's), never freed (their debugfs files
 //!   aside); `kept_profiles` and `kept_bytes` the saved profiles of all
-//!   modules, at most `kept_limit_bytes`. An object's `kept_profiles` and
+//!   modules, at most `kept_limit_bytes`; `name_index_bytes` the index
+//!   of vmlinux's names that the first read naming a vmlinux function in
+//!   another object's profile builds, 4 bytes per function of vmlinux,
+//!   never freed (0 before). An object's `kept_profiles` and
 //!   `kept_bytes` are its saved profiles (one per build), `kept_unloads`
 //!   the unloads merged into them, `lost_profiles` those that were not
 //!   (the limit, no memory). An unloaded module's line has the figures of

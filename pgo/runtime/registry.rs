@@ -363,9 +363,22 @@ impl Entry {
         section: &'a ReadSection,
         mut f: impl FnMut(&'a ProfiledObject) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.for_each_saved(section, |profile| f(&profile.object))?;
+        self.for_each_object_and_retired(section, |object, _| f(object))
+    }
+
+    /// Calls `f(object, retired)` as [`Self::for_each_object`] calls `f`,
+    /// with the object's code that is gone, whose functions its profile
+    /// names by their retired addresses: the live object's
+    /// [`Self::retired_text`]; none for a saved profile, whose records
+    /// carry their retired addresses already.
+    pub(crate) fn for_each_object_and_retired<'a, E>(
+        &'a self,
+        section: &'a ReadSection,
+        mut f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_saved(section, |profile| f(&profile.object, 0..0))?;
         match self.live(section) {
-            Some(object) => f(object),
+            Some(object) => f(object, self.retired_text(section)),
             None => Ok(()),
         }
     }
@@ -660,7 +673,8 @@ impl Registry {
             out,
             "runtime modules_live={} modules_profiled={} modules_refused={} descriptors={} \
              descriptor_bytes={} map_tables={} map_bytes={} entries={} entry_bytes={} \
-             kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT}",
+             kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT} \
+             name_index_bytes={}",
             figure(&MODULES_LIVE),
             figure(&MODULES_PROFILED),
             figure(&MODULES_REFUSED),
@@ -672,6 +686,7 @@ impl Registry {
             figure(&ENTRIES) * core::mem::size_of::<Entry>(),
             figure(&KEPT_PROFILES),
             figure(&KEPT_BYTES),
+            super::callees::name_index_bytes(),
         )?;
         // Oldest first: vmlinux, then modules in the order they came.
         let mut entries = KVec::new();
@@ -1074,26 +1089,26 @@ pub(crate) struct FoundObject<'a> {
 }
 
 /// Calls `f` on every object of every entry, vmlinux's included: live
-/// objects and saved profiles, in `section`.
-pub(crate) fn for_each_profiled_object(section: &ReadSection, mut f: impl FnMut(FoundObject<'_>)) {
+/// objects and saved profiles. Each entry is read in a read-side section
+/// of its own, and the scheduler may run between two: hundreds of
+/// modules are not one section. Where the caller may sleep.
+pub(crate) fn for_each_profiled_object(mut f: impl FnMut(FoundObject<'_>)) {
     let Ok(registry) = registry() else {
         return;
     };
     for entry in registry.entries() {
+        reschedule_point();
+        let section = entry.read_section();
+        let section = &section;
         let changes = entry.stable_changes();
-        let retired = entry.retired_text(section);
         let mut index = 0;
-        let _ = entry.for_each_object(section, |object| {
-            // Only the live object has code that is partly gone.
-            let live = entry
-                .live(section)
-                .is_some_and(|live| ptr::eq(live, object));
+        let _ = entry.for_each_object_and_retired(section, |object, retired| {
             f(FoundObject {
                 entry,
                 changes,
                 index,
                 object,
-                retired: if live { retired.clone() } else { 0..0 },
+                retired,
             });
             index += 1;
             Ok::<(), ()>(())
@@ -1116,8 +1131,7 @@ fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64)
     if range.is_empty() {
         return;
     }
-    let section = ReadSection::enter();
-    for_each_profiled_object(&section, |found| {
+    for_each_profiled_object(|found| {
         found.object.rename_values(range, &rename);
     });
 }

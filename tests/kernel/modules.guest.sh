@@ -109,6 +109,7 @@ insmod /kpgo/pgo_test_callees.ko
 run_callees 7
 cat $pgo/vmlinux.profraw >$r/callees-vmlinux.profraw
 cat $pgo/pgo_test_callees.profraw >$r/callees-module.profraw
+cat $pgo/stats >$r/stats-callees
 rmmod pgo_test_callees
 cat $pgo/vmlinux.profraw >$r/callees-vmlinux-unloaded.profraw
 cat $pgo/pgo_test_callees.profraw >$r/callees-module-unloaded.profraw

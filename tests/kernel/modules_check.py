@@ -220,6 +220,12 @@ got, said = ic_targets(["callees-vmlinux.profraw"], "do_one_initcall")
 called = {name: count for name, count in got.items() if count}
 check("vmlinux's do_one_initcall called the module's init function once, named after its "
       "init text was freed", called == {"init_module": 1} and not said, f"{called} {said}")
+named = stats("stats-callees")
+index_bytes = named.get("runtime", {}).get("name_index_bytes")
+check("the module's profile named a function of vmlinux: the index of vmlinux's names "
+      "has 4 bytes per vmlinux function",
+      index_bytes == 4 * named.get("vmlinux", {}).get("functions", -1),
+      f"{index_bytes} bytes, {named.get('vmlinux', {}).get('functions')} functions")
 got, said = ic_targets(["callees-vmlinux-unloaded.profraw"], "full_proxy_read")
 check(f"after the module's unload, vmlinux's profile alone still names its read function "
       f"({READS} calls), from the kept profile",
