@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """clang's raw profile, version 10 (LLVM 19 to 22), 64-bit little endian:
-read, and written again with callee records (issue 29). Python standard
+read, and written again with callee records added (issue 29) or removed. Python standard
 library only; for scripts/ic-targets.
 
 The layout (LLVM's InstrProfData.inc): a header of 16 words, binary ids,
@@ -123,6 +123,18 @@ class RawProfile:
             bytes(counters), bytes(pad8(len(counters))),
             self.bitmap, bytes(pad8(len(self.bitmap))),
             all_names, bytes(pad8(len(all_names))), *blobs])
+
+
+    def without_last_records(self, n):
+        """The bytes of this profile without its last N records and their
+        counters (callee records, which a profile puts after its own:
+        what it would be without naming those callees); the names stay."""
+        kept = self.records[:len(self.records) - n]
+        dropped = self.records[len(kept):]
+        counters = self.counters[:len(self.counters) - 8 * sum(r.num_counters for r in dropped)]
+        blobs = [(i, blob) for i, blob in self.value_blobs if i < len(kept)]
+        return RawProfile(self.header, self.binary_ids, kept, counters, self.bitmap,
+                          self.names, blobs).with_callees([], b"")
 
 
 def parse(data, what="profile"):

@@ -205,9 +205,9 @@ fn callee_of(record: &DataRecord, version: &ProfileVersion, address: u64) -> Cal
 /// Calls `f(index, record, callee)` for each target `targets[index]`
 /// (sorted, from [`sort_unique`]) that is the [`function_address`] of a
 /// function of `object` (`retired` being its code that is gone), with the
-/// index of that function's record in `object` and its callee record. An object whose version differs from
-/// `version` (that of the object being written) names nothing: its
-/// records are laid out otherwise.
+/// index of that function's record in `object` and its callee record. An
+/// object whose version differs from `version` (that of the object being
+/// written) names nothing: its records are laid out otherwise.
 pub fn for_each_callee(
     object: &ProfiledObject,
     version: &ProfileVersion,

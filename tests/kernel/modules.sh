@@ -42,4 +42,5 @@ if [[ $status -ne 0 ]]; then
 	echo "modules: 0 passed, 1 failed"
 	exit 1
 fi
-python3 "$here/modules_check.py" "$out/results" "$out/console.log" "$moddir"
+python3 "$here/modules_check.py" "$out/results" "$out/console.log" "$moddir" \
+	"${KPGO_TREE:-$root/build/linux}"

@@ -3,15 +3,21 @@
 """Judges the test modules and the profiles modules.guest.sh took.
 
 Arguments: the results folder, the guest console log, the module build
-folder.
+folder, the kernel tree the modules were built against.
 """
+import hashlib
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from judge import LLVM, check_console, guest_run
 from profile_summary import Function, summarize
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from raw_profile import parse  # noqa: E402
 
 checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
@@ -237,6 +243,77 @@ got, said = ic_targets(["callees-vmlinux-unloaded.profraw", "callees-module-unlo
                        "full_proxy_read")
 check("and the merge of both, read after the unload",
       got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
+
+
+
+# What the names are for: indirect-call promotion. The module's profile is
+# applied to its source with the flags of its build: clang's remark on the
+# site that called int_sqrt names the target by its md5 (0: unnamed). As
+# read, the profile names int_sqrt; without its callee record (the same
+# profile, that record removed) nothing does. Clang promotes only to a
+# function it has the definition of, unless told -icp-allow-decls (LLVM 20
+# and later): then the call becomes a direct call to int_sqrt.
+def name_ref(name):
+    return int.from_bytes(hashlib.md5(name.encode()).digest()[:8], "little")
+
+
+def apply_profile(raw, allow_decls):
+    """(clang's remark on the int_sqrt site, whether pgo_test_callees.c
+    then calls int_sqrt directly), with the raw profile RAW applied."""
+    source = (modules / "pgo_test_callees.c").read_text().splitlines()
+    line = next(i + 1 for i, text in enumerate(source) if "READ_ONCE(pgo_test_callees_sqrt)(" in text)
+    saved = (modules / ".pgo_test_callees.o.cmd").read_text()
+    words = shlex.split(re.search(r"^savedcmd_\S+ := ([^;]*)", saved, re.M).group(1))
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        (work / "p.profraw").write_bytes(raw)
+        subprocess.run([f"{LLVM}/llvm-profdata", "merge", "-o", work / "p.profdata",
+                        work / "p.profraw"], check=True, capture_output=True)
+        command, skip = [f"{LLVM}/clang"], False
+        for word, following in zip(words[1:], words[2:] + [""]):
+            if skip:
+                skip = False
+            elif word == "-mllvm" and following.startswith("-pgo-instrument"):
+                skip = True
+            elif word == "-o":
+                command += ["-o", str(work / "out.s")]
+                skip = True
+            elif not (word == "-fprofile-generate" or word.startswith("-Wp,-MMD")):
+                command.append("-S" if word == "-c" else word)
+        command += [f"-fprofile-use={work / 'p.profdata'}", "-Rpass=pgo-icall-prom",
+                    "-Rpass-missed=pgo-icall-prom"]
+        command += ["-mllvm", "-icp-allow-decls"] if allow_decls else []
+        run = subprocess.run(command, cwd=tree, capture_output=True, text=True)
+        if run.returncode:
+            return f"clang failed: {run.stderr[-300:]}", False
+        remark = next((text for text in run.stderr.splitlines()
+                       if f"pgo_test_callees.c:{line}:" in text and "remark:" in text), "")
+        direct = re.search(r"^\s*callq?\s+int_sqrt\b", (work / "out.s").read_text(), re.M)
+        return remark, bool(direct)
+
+
+tree = Path(sys.argv[4])
+allow_decls = subprocess.run([f"{LLVM}/clang", "-mllvm", "-icp-allow-decls", "-x", "c", "-c",
+                              "/dev/null", "-o", "/dev/null"], capture_output=True).returncode == 0
+as_read = parse((results / "callees-module.profraw").read_bytes())
+last = as_read.records[-1]
+check("the module's profile ends with int_sqrt's callee record, no counts",
+      last.name_ref == name_ref("int_sqrt") and last.values == 0, str(last))
+for raw, what in [((results / "callees-module.profraw").read_bytes(), "as read"),
+                  (as_read.without_last_records(1), "without int_sqrt's callee record")]:
+    is_named = what == "as read"
+    remark, direct = apply_profile(raw, allow_decls)
+    if allow_decls and is_named:
+        ok = f"Promote indirect call to int_sqrt with count {5 * READS} " in remark and direct
+        expected = "becomes a direct call to int_sqrt (-icp-allow-decls)"
+    elif is_named:
+        ok = f"md5sum {name_ref('int_sqrt')} " in remark and not direct
+        expected = "names its target int_sqrt (not promoted: clang has only its declaration)"
+    else:
+        ok = "md5sum 0 " in remark and not direct
+        expected = "names no target and is not promoted"
+    check(f"the module's profile {what}, applied: the int_sqrt call site {expected}",
+          ok, f"{remark!r}, direct call: {direct}")
 
 check("the guest script ran to its last step", results.reached("done"))
 check_console(checks, "no kernel warning under the 2-CPU stress, and the run ended", console)
