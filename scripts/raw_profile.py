@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """clang's raw profile, version 10 (LLVM 19 to 22), 64-bit little endian:
-read, and written again with callee records added (issue 29) or removed. Python standard
-library only; for scripts/ic-targets.
+read, and written again with callee records (issue 29) added or removed.
+Python standard library only; for scripts/ic-targets and the tests.
 
 The layout (LLVM's InstrProfData.inc): a header of 16 words, binary ids,
 data records (64 bytes each), counters (+ padding to 8), bitmap (+ pad),
@@ -89,6 +89,14 @@ class RawProfile:
                             out.append((index, site, target, count))
         return out
 
+    def counts(self, index):
+        """The counters of record INDEX."""
+        record = self.records[index]
+        at = record.counter_ptr - (signed64(self.header[COUNTERS_DELTA]) - index * RECORD_SIZE)
+        if at < 0 or at + 8 * record.num_counters > len(self.counters):
+            return []
+        return list(struct.unpack_from(f"<{record.num_counters}Q", self.counters, at))
+
     def with_callees(self, callees, names):
         """The bytes of this profile with, after its own records, one
         record per callee (a Record of another profile: its NameRef, hash,
@@ -129,8 +137,12 @@ class RawProfile:
         """The bytes of this profile without its last N records and their
         counters (callee records, which a profile puts after its own:
         what it would be without naming those callees); the names stay."""
+        if not 0 <= n <= len(self.records):
+            raise ValueError(f"{n} of {len(self.records)} records")
         kept = self.records[:len(self.records) - n]
         dropped = self.records[len(kept):]
+        if any(any(self.counts(i)) for i in range(len(kept), len(self.records))):
+            raise ValueError("a record to drop has counts: not a callee record")
         counters = self.counters[:len(self.counters) - 8 * sum(r.num_counters for r in dropped)]
         blobs = [(i, blob) for i, blob in self.value_blobs if i < len(kept)]
         return RawProfile(self.header, self.binary_ids, kept, counters, self.bitmap,

@@ -184,7 +184,7 @@ fn locate(section: &[u8], names: &[&[u8]]) -> (Vec<u32>, Result<(), NamesError>)
         .map(|(slot, n)| (name_ref(n), slot as u32))
         .collect();
     by_name_ref.sort();
-    let mut scratch = vec![0u8; longest_chunk(section).unwrap_or(0)];
+    let mut scratch = vec![0u8; longest_chunk(section)];
     let mut at = vec![NOT_LOCATED; names.len()];
     let walked = locate_names(section, &by_name_ref, &mut scratch, inflate, &mut at);
     (at, walked)
@@ -194,6 +194,12 @@ fn locate(section: &[u8], names: &[&[u8]]) -> (Vec<u32>, Result<(), NamesError>)
 fn each_name_is_located_in_the_first_chunk_that_holds_it() {
     let packed = deflate(b"h\x01i;j\x01g");
     let section = two_chunks(&packed, 7);
+    assert_eq!(longest_chunk(&section), 7);
+    assert_eq!(
+        longest_chunk(&section[..section.len() - 5]),
+        5,
+        "a cut chunk does not count: the walk stops before it"
+    );
     let (at, walked) = locate(&section, &[b"g", b"i;j", b"a;f", b"h", b"nowhere"]);
     walked.unwrap();
     assert_eq!(
@@ -230,7 +236,7 @@ fn each_name_is_located_in_the_first_chunk_that_holds_it() {
         .map(|(slot, &n)| (n, slot as u32))
         .collect();
     by_name_ref.sort();
-    let mut big = vec![0u8; longest_chunk(&real).unwrap()];
+    let mut big = vec![0u8; longest_chunk(&real)];
     let mut at = vec![NOT_LOCATED; by_name_ref.len()];
     locate_names(&real, &by_name_ref, &mut big, inflate, &mut at).unwrap();
     assert!(at.iter().all(|&a| a == 0), "{at:?}");

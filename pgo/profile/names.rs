@@ -145,10 +145,15 @@ pub fn for_each_name(
     Ok(())
 }
 
-/// The longest names of one chunk of `section`: the scratch space that
-/// [`locate_names`] needs. Stops at the first error.
-pub fn longest_chunk(section: &[u8]) -> Result<usize, NamesError> {
-    chunks(section).try_fold(0, |longest, chunk| Ok(longest.max(chunk?.names_len)))
+/// The longest names of one chunk of `section`, of the chunks before the
+/// first that cannot be walked (where [`locate_names`] stops): the scratch
+/// space it needs.
+pub fn longest_chunk(section: &[u8]) -> usize {
+    chunks(section)
+        .map_while(|chunk| chunk.ok())
+        .map(|chunk| chunk.names_len)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The offset of a name that [`locate_names`] did not find in any chunk.

@@ -27,11 +27,11 @@
 
 use core::ops::Range;
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use kernel::prelude::*;
 
-use super::kernel_api::{reschedule_point, Inflater};
+use super::kernel_api::{fatal_signal_pending, reschedule_point, sleep_a_while, Inflater};
 use super::objects::vmlinux;
 use super::registry::{for_each_profiled_object, Entry};
 use crate::profile::callees::{collect_targets, drop_own_targets, for_each_callee, sort_unique};
@@ -144,26 +144,36 @@ fn filled<T: Clone + Default>(len: usize) -> Result<KVVec<T>> {
 /// found into `found` (indexed as `targets`) and sets the part's
 /// `records` to those found, compacted at the start of its range and
 /// grouped by owner.
+///
+/// An object is itself by its place in `entry` (it names its own
+/// functions): places move only with a change of the entry, after which
+/// the caller starts again (`snapshot`).
 fn look_up(entry: &Entry, parts: &mut [Part], targets: &[u64], found: &mut [Target]) {
     for_each_profiled_object(|other| {
         let in_vmlinux = ptr::eq(other.object, vmlinux());
+        // A module changing now is named another time.
+        let changes = match other.changes {
+            Some(changes) => changes,
+            None if in_vmlinux => 0,
+            None => return,
+        };
         let owner = |record| {
             if in_vmlinux {
-                Some(Owner::Vmlinux { record })
+                Owner::Vmlinux { record }
             } else {
-                // A module changing now is named another time.
-                other.changes.map(|changes| Owner::Module {
+                Owner::Module {
                     entry: other.entry,
                     changes,
                     index: other.index,
                     names: other.object.sections().names.len(),
-                })
+                }
             }
         };
         for (index, part) in parts.iter().enumerate() {
-            // The object itself names its own functions.
-            let itself = ptr::eq(other.entry, entry) && other.index == index;
-            let (Some(version), false) = (part.version, itself) else {
+            if ptr::eq(other.entry, entry) && other.index == index {
+                continue;
+            }
+            let Some(version) = part.version else {
                 continue;
             };
             let (Some(wanted), Some(found)) = (
@@ -178,9 +188,12 @@ fn look_up(entry: &Entry, parts: &mut [Part], targets: &[u64], found: &mut [Targ
                 &other.retired,
                 wanted,
                 |i, record, callee| {
-                    if let (Some(slot), Some(owner)) = (found.get_mut(i), owner(record)) {
+                    if let Some(slot) = found.get_mut(i) {
                         if matches!(slot.owner, Owner::Unknown) {
-                            *slot = Target { callee, owner };
+                            *slot = Target {
+                                callee,
+                                owner: owner(record),
+                            };
                         }
                     }
                 },
@@ -226,67 +239,91 @@ fn copy_names(entry: &Entry, changes: usize, index: usize, to: &mut [u8]) -> boo
 ///
 /// Built by the first read that names a function of vmlinux in another
 /// object's profile, which inflates the section whole and hashes every
-/// name once (a few hundred milliseconds under TCG on a distro kernel);
-/// every later read looks its callees' chunks up here. vmlinux's names
-/// never change, so it is kept for the life of the kernel: 4 bytes per
-/// record of vmlinux.
+/// name once (600 ms of guest time under TCG on the test kernel); every
+/// later read looks its callees' chunks up here. vmlinux's names never
+/// change, so it is kept for the life of the kernel: 4 bytes per record
+/// of vmlinux. One read builds it at a time: the others wait (sleeping)
+/// rather than each hold a build's worth of memory.
 ///
 /// # Invariants
 ///
-/// The pointer is null or comes from `KBox::into_raw` of a vector with
-/// one entry per data record of vmlinux, each the offset of the chunk that
-/// names the record's function or `NOT_LOCATED`; the vector is never
-/// written to or freed after the pointer is stored.
-struct VmlinuxNameChunks(AtomicPtr<KVVec<u32>>);
+/// `index` is null or comes from `KBox::into_raw` of a vector with at
+/// most one entry per data record of vmlinux, each the offset of the chunk
+/// that names the record's function or `NOT_LOCATED` (a record without an
+/// entry is not located either); the vector is never written to or freed
+/// after the pointer is stored.
+struct VmlinuxNameChunks {
+    index: AtomicPtr<KVVec<u32>>,
+    /// Whether a read is building the index now.
+    building: AtomicBool,
+}
 
-static VMLINUX_NAME_CHUNKS: VmlinuxNameChunks = VmlinuxNameChunks(AtomicPtr::new(ptr::null_mut()));
+static VMLINUX_NAME_CHUNKS: VmlinuxNameChunks = VmlinuxNameChunks {
+    index: AtomicPtr::new(ptr::null_mut()),
+    building: AtomicBool::new(false),
+};
 
 impl VmlinuxNameChunks {
+    /// The index, if a read built it.
+    fn known(&self) -> Option<&'static [u32]> {
+        let index = self.index.load(Ordering::Acquire);
+        // SAFETY: by the type invariant a non-null pointer is a vector that
+        // is never written to or freed; the acquire load pairs with the
+        // release store that published it, after it was filled.
+        unsafe { index.as_ref() }.map(|index| &index[..])
+    }
+
     /// The chunk offsets of vmlinux's records, built now if no read built
-    /// them before. Where the caller may sleep.
+    /// them before. Where the caller may sleep; a fatal signal ends the
+    /// wait or the build.
     fn get(&self) -> Result<&'static [u32]> {
-        let known = self.0.load(Ordering::Acquire);
-        if !known.is_null() {
-            // SAFETY: by the type invariant a non-null pointer is a
-            // vector that is never written to or freed; the acquire load
-            // pairs with the release of the exchange that stored it, after
-            // it was filled.
-            return Ok(unsafe { &*known });
+        loop {
+            if let Some(index) = self.known() {
+                return Ok(index);
+            }
+            if self
+                .building
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                let built = self.build();
+                self.building.store(false, Ordering::Release);
+                return built;
+            }
+            if fatal_signal_pending() {
+                return Err(EINTR);
+            }
+            sleep_a_while();
         }
+    }
+
+    /// Builds the index and publishes it. Only by the read that set
+    /// `building`.
+    fn build(&self) -> Result<&'static [u32]> {
         let built = KBox::into_raw(KBox::new(locate_vmlinux_names()?, GFP_KERNEL)?);
         // INVARIANT: `built` comes from `KBox::into_raw` of a vector with
-        // an entry per vmlinux record, filled and never written to again.
-        match self
-            .0
-            .compare_exchange(ptr::null_mut(), built, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // SAFETY: stored just now: as above.
-            Ok(_) => Ok(unsafe { &*built }),
-            Err(other) => {
-                // SAFETY: `built` was not stored, so nothing else has it;
-                // it comes from `KBox::into_raw`.
-                drop(unsafe { KBox::from_raw(built) });
-                // SAFETY: `other` is the non-null pointer another read
-                // stored: as in the load above.
-                Ok(unsafe { &*other })
-            }
-        }
+        // an entry per vmlinux record, filled, and from now on owned by
+        // `index`, which never writes to it or frees it. Only the builder
+        // stores, and `index` was null when it began (`get`).
+        self.index.store(built, Ordering::Release);
+        // SAFETY: as in `known`: just published.
+        Ok(unsafe { &*built })
     }
 }
 
 /// The bytes of the index of vmlinux's names ([`VmlinuxNameChunks`]), 0
 /// until a read built it (`pgo/stats`).
 pub(crate) fn name_index_bytes() -> usize {
-    let index = VMLINUX_NAME_CHUNKS.0.load(Ordering::Acquire);
-    // SAFETY: by the invariant of `VmlinuxNameChunks`, a non-null pointer
-    // is a vector that is never written to or freed.
-    unsafe { index.as_ref() }.map_or(0, |chunks| chunks.len() * core::mem::size_of::<u32>())
+    VMLINUX_NAME_CHUNKS
+        .known()
+        .map_or(0, core::mem::size_of_val)
 }
 
 /// The offset of the chunk of vmlinux's names section that names each of
 /// its records (`names::locate_names`). A chunk that cannot be read
-/// leaves its records `NOT_LOCATED`: their profiles then carry the whole
-/// section, larger but never unnamed.
+/// leaves its records, and those of the chunks after it, `NOT_LOCATED`:
+/// their profiles then carry the whole section, larger but never unnamed.
+/// Reschedules between chunks; a fatal signal ends it (`EINTR`).
 fn locate_vmlinux_names() -> Result<KVVec<u32>> {
     let object = vmlinux();
     let names = &object.sections().names;
@@ -309,14 +346,30 @@ fn locate_vmlinux_names() -> Result<KVVec<u32>> {
     let mut chunk_at = KVVec::with_capacity(records, GFP_KERNEL)?;
     chunk_at.extend_with(records, NOT_LOCATED, GFP_KERNEL)?;
     let mut inflater = Inflater::new()?;
-    let mut scratch = filled::<u8>(longest_chunk(names).unwrap_or(0))?;
-    let _ = locate_names(
+    let mut scratch = filled::<u8>(longest_chunk(names))?;
+    let mut interrupted = false;
+    let walked = locate_names(
         names,
         &by_name_ref,
         &mut scratch,
-        |input, out| inflater.inflate(input, out),
+        |input, out| {
+            reschedule_point();
+            interrupted |= fatal_signal_pending();
+            if interrupted {
+                return None;
+            }
+            inflater.inflate(input, out)
+        },
         &mut chunk_at,
     );
+    if interrupted {
+        return Err(EINTR);
+    }
+    if let Err(error) = walked {
+        pr_warn!(
+            "vmlinux's names: {error}: profiles that name its functions after it carry all of its names\n"
+        );
+    }
     Ok(chunk_at)
 }
 
@@ -324,7 +377,12 @@ fn locate_vmlinux_names() -> Result<KVVec<u32>> {
 /// name the functions of vmlinux's `records` (the whole section if one of
 /// them is not located), in section order, each once.
 fn chunks_naming(section: &[u8], records: &[usize]) -> Result<KVVec<Range<usize>>> {
-    let chunk_of = VMLINUX_NAME_CHUNKS.get()?;
+    // Without the memory for the index, the whole section (tried again by
+    // the next read).
+    let chunk_of = match VMLINUX_NAME_CHUNKS.get() {
+        Err(error) if error == ENOMEM => &[][..],
+        chunk_of => chunk_of?,
+    };
     let mut each = KVVec::with_capacity(records.len(), GFP_KERNEL)?;
     for &record in records {
         let chunk = chunk_of
@@ -368,10 +426,9 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
     // one part after the other. An object or value that came since the
     // count above goes unnamed (no room for it); the entry's change count
     // tells the caller about the former.
-    let mut wanted = 0;
+    let (mut index, mut taken) = (0, 0);
     {
         let section = entry.read_section();
-        let (mut index, mut taken) = (0, 0);
         entry.for_each_object_and_retired(&section, |object, retired| {
             let Some(part) = parts.get_mut(index) else {
                 return Ok::<(), Error>(());
@@ -379,21 +436,23 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
             index += 1;
             part.retired = retired;
             part.version = object.version().ok();
+            // Each part keeps its foreign targets where it took them,
+            // and the next part takes from there on.
             let start = taken;
             collect_targets(object, &mut targets[..], &mut taken);
             let unique = sort_unique(&mut targets[start..taken]);
             let foreign =
                 drop_own_targets(object, &part.retired, &mut targets[start..start + unique]);
-            // `wanted <= start`: each part keeps at most what it took.
-            targets.copy_within(start..start + foreign, wanted);
-            part.wanted = wanted..wanted + foreign;
-            wanted += foreign;
-            taken = wanted;
+            part.wanted = start..start + foreign;
+            taken = start + foreign;
             Ok(())
         })?;
     }
+    let wanted = taken;
     let mut found = filled::<Target>(wanted)?;
-    look_up(entry, &mut parts, &targets, &mut found);
+    if wanted > 0 {
+        look_up(entry, &mut parts, &targets, &mut found);
+    }
 
     // vmlinux's names chunks that each object needs.
     let vmlinux_names = {
@@ -403,7 +462,7 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
     let mut chunks = KVVec::<(usize, Range<usize>)>::new();
     for (index, part) in parts.iter().enumerate() {
         let mut wanted = KVVec::new();
-        for target in &found[part.records.clone()] {
+        for target in found.get(part.records.clone()).unwrap_or(&[]) {
             if let Owner::Vmlinux { record } = target.owner {
                 wanted.push(record, GFP_KERNEL)?;
             }
@@ -423,7 +482,7 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
     for (index, part) in parts.iter_mut().enumerate() {
         let start = names_len;
         let mut last = (0, 0);
-        for target in &found[part.records.clone()] {
+        for target in found.get(part.records.clone()).unwrap_or(&[]) {
             if let Owner::Module { names, .. } = target.owner {
                 if target.owner.key() != last {
                     last = target.owner.key();
@@ -437,33 +496,31 @@ pub(crate) fn name_callees(entry: &Entry) -> Result<Option<Named>> {
         part.names = start..names_len;
     }
     let mut names = filled::<u8>(names_len)?;
-    {
-        for part in parts.iter() {
-            let mut at = part.names.start;
-            let mut last = (0, 0);
-            for target in &found[part.records.clone()] {
-                let Owner::Module {
-                    entry,
-                    changes,
-                    index,
-                    names: len,
-                } = target.owner
-                else {
-                    continue;
-                };
-                if target.owner.key() == last {
-                    continue;
-                }
-                last = target.owner.key();
-                let Some(to) = names.get_mut(at..at + len) else {
-                    return Ok(None);
-                };
-                reschedule_point();
-                if !copy_names(entry, changes, index, to) {
-                    return Ok(None);
-                }
-                at += len;
+    for part in parts.iter() {
+        let mut at = part.names.start;
+        let mut last = (0, 0);
+        for target in found.get(part.records.clone()).unwrap_or(&[]) {
+            let Owner::Module {
+                entry,
+                changes,
+                index,
+                names: len,
+            } = target.owner
+            else {
+                continue;
+            };
+            if target.owner.key() == last {
+                continue;
             }
+            last = target.owner.key();
+            let Some(to) = names.get_mut(at..at + len) else {
+                return Ok(None);
+            };
+            reschedule_point();
+            if !copy_names(entry, changes, index, to) {
+                return Ok(None);
+            }
+            at += len;
         }
     }
 

@@ -368,18 +368,26 @@ impl Entry {
 
     /// Calls `f(object, retired)` as [`Self::for_each_object`] calls `f`,
     /// with the object's code that is gone, whose functions its profile
-    /// names by their retired addresses: the live object's
-    /// [`Self::retired_text`]; none for a saved profile, whose records
-    /// carry their retired addresses already.
+    /// names by their retired addresses: a live module's freed init text
+    /// (`ModuleObject::retired_text`); none for vmlinux, nor for a saved
+    /// profile, whose records carry their retired addresses already.
     pub(crate) fn for_each_object_and_retired<'a, E>(
         &'a self,
         section: &'a ReadSection,
         mut f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
     ) -> Result<(), E> {
         self.for_each_saved(section, |profile| f(&profile.object, 0..0))?;
-        match self.live(section) {
-            Some(object) => f(object, self.retired_text(section)),
-            None => Ok(()),
+        match self.kind {
+            Kind::Vmlinux => f(vmlinux(), 0..0),
+            // One load of the live descriptor: its object and its gone
+            // code go together.
+            #[cfg(CONFIG_MODULES)]
+            Kind::Module => match self.live_descriptor(section) {
+                Some(descriptor) => f(&descriptor.object, descriptor.retired_text()),
+                None => Ok(()),
+            },
+            #[cfg(not(CONFIG_MODULES))]
+            Kind::Module => Ok(()),
         }
     }
 
@@ -450,18 +458,6 @@ impl Entry {
         // SAFETY: `proof` keeps this entry (checked above): a read-side
         // section begun before this load, or this entry's `writer`.
         unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
-    }
-
-    /// The live module's code that is gone (its freed init text), whose
-    /// functions its profile names by their retired addresses.
-    pub(crate) fn retired_text(&self, proof: &impl KeepsLive) -> core::ops::Range<u64> {
-        #[cfg(CONFIG_MODULES)]
-        if let Some(descriptor) = self.live_descriptor(proof) {
-            return descriptor.retired_text();
-        }
-        #[cfg(not(CONFIG_MODULES))]
-        let _ = proof;
-        0..0
     }
 
     /// Frees the saved profiles and restarts the live counts from zero.

@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 from judge import LLVM, check_console, guest_run
@@ -22,6 +23,7 @@ from raw_profile import parse  # noqa: E402
 checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
 modules = Path(sys.argv[3])
+tree = Path(sys.argv[4])
 # compiler-rt's ValueProfNode: {u64 Value, u64 Count, ValueProfNode *Next}.
 VALUE_NODE_BYTES = 24
 
@@ -246,6 +248,51 @@ check("and the merge of both, read after the unload",
 
 
 
+def names_section(elf):
+    """The bytes of ELF's __llvm_prf_names."""
+    with tempfile.TemporaryDirectory() as work:
+        out = Path(work) / "names"
+        subprocess.run([f"{LLVM}/llvm-objcopy", f"--dump-section=__llvm_prf_names={out}",
+                        str(elf), str(Path(work) / "copy")], check=True, capture_output=True)
+        return out.read_bytes()
+
+
+def uleb128(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def chunk_naming(section, name):
+    """The whole chunk of the names section SECTION that holds NAME."""
+    at = 0
+    while at < len(section) and any(section[at:]):
+        start = at
+        names_len, at = uleb128(section, at)
+        compressed_len, at = uleb128(section, at)
+        payload = section[at:at + (compressed_len or names_len)]
+        at += len(payload)
+        names = zlib.decompress(payload) if compressed_len else payload
+        if name.encode() in names.split(b"\x01"):
+            return section[start:at]
+    return None
+
+
+# The module's profile carries its own names and, of vmlinux's, exactly the
+# chunk that names int_sqrt: not vmlinux's whole names section.
+vmlinux_names = names_section(tree / "vmlinux")
+chunk = chunk_naming(vmlinux_names, "int_sqrt")
+own_names = names_section(modules / "pgo_test_callees.ko")
+carried = parse((results / "callees-module.profraw").read_bytes()).names
+check(f"the module's profile carries its own names ({len(own_names)} bytes) and the one chunk "
+      f"of vmlinux's names that names int_sqrt ({len(chunk or b'')} of {len(vmlinux_names)} "
+      "bytes)", chunk is not None and carried == own_names + chunk, f"{len(carried)} bytes")
+
 # What the names are for: indirect-call promotion. The module's profile is
 # applied to its source with the flags of its build: clang's remark on the
 # site that called int_sqrt names the target by its md5 (0: unnamed). As
@@ -257,9 +304,10 @@ def name_ref(name):
     return int.from_bytes(hashlib.md5(name.encode()).digest()[:8], "little")
 
 
-def apply_profile(raw, allow_decls):
+def apply_profile(raw, allow_decls, tree):
     """(clang's remark on the int_sqrt site, whether pgo_test_callees.c
-    then calls int_sqrt directly), with the raw profile RAW applied."""
+    then calls int_sqrt directly), with the raw profile RAW applied, built
+    in the kernel tree TREE with its module's flags."""
     source = (modules / "pgo_test_callees.c").read_text().splitlines()
     line = next(i + 1 for i, text in enumerate(source) if "READ_ONCE(pgo_test_callees_sqrt)(" in text)
     saved = (modules / ".pgo_test_callees.o.cmd").read_text()
@@ -292,7 +340,6 @@ def apply_profile(raw, allow_decls):
         return remark, bool(direct)
 
 
-tree = Path(sys.argv[4])
 allow_decls = subprocess.run([f"{LLVM}/clang", "-mllvm", "-icp-allow-decls", "-x", "c", "-c",
                               "/dev/null", "-o", "/dev/null"], capture_output=True).returncode == 0
 as_read = parse((results / "callees-module.profraw").read_bytes())
@@ -302,7 +349,7 @@ check("the module's profile ends with int_sqrt's callee record, no counts",
 for raw, what in [((results / "callees-module.profraw").read_bytes(), "as read"),
                   (as_read.without_last_records(1), "without int_sqrt's callee record")]:
     is_named = what == "as read"
-    remark, direct = apply_profile(raw, allow_decls)
+    remark, direct = apply_profile(raw, allow_decls, tree)
     if allow_decls and is_named:
         ok = f"Promote indirect call to int_sqrt with count {5 * READS} " in remark and direct
         expected = "becomes a direct call to int_sqrt (-icp-allow-decls)"

@@ -118,12 +118,21 @@ MUTANTS = [
           "    let mut bytes = KVVec::new();\n")],
     ),
     Mutant(
+        "callee-names-not-located",
+        "a module's profile that names a vmlinux function carries all of vmlinux's names "
+        "(165 KB on the test kernel) instead of the chunk that names it",
+        ["modules"],
+        [("pgo/runtime/callees.rs",
+          "            .filter(|&&at| at != NOT_LOCATED)\n",
+          "            .filter(|_| false)\n")],
+    ),
+    Mutant(
         "unload-frees-kept-profile",
         "a module's unload drops its saved profile instead of keeping it",
         ["modules", "rust"],
         [("pgo/runtime/registry.rs",
-          "        let kept = self.keep(&descriptor.object);\n",
-          "        let kept = self.keep(&descriptor.object);\n"
+          "        let kept = self.keep(&descriptor.object, &descriptor.retired_text());\n",
+          "        let kept = self.keep(&descriptor.object, &descriptor.retired_text());\n"
           "        self.module.saved.store(ptr::null_mut(), Ordering::Release);\n")],
     ),
     Mutant(

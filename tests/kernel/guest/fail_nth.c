@@ -7,11 +7,14 @@
  *   fail_nth N load-as NAME FILE.ko     init_module() of FILE.ko renamed NAME
  *                                       (at most as long as its own name)
  *   fail_nth N unload NAME              delete_module(O_NONBLOCK)
+ *   fail_nth N read FILE OUT            open() of FILE (a .profraw file,
+ *                                       serialized at its open), then its
+ *                                       bytes copied to OUT, nothing armed
  *
  * N = 0 injects nothing. load-as gives each attempt a module name never
  * loaded before, so that the first-load path (a new profile entry) is
  * what fails. Prints one line,
- *   fail_nth: nth=N op=load|unload result=0|-ERRNO fired=0|1
+ *   fail_nth: nth=N op=load|load-as|unload|read result=0|-ERRNO fired=0|1
  * where fired=1 means the Nth site was reached and failed (fail-nth reads
  * 0 afterwards). Exit status: 0 if the operation succeeded, 1 if it
  * failed, 2 on a usage or setup error.
@@ -28,19 +31,33 @@
 
 #include "module_image.h"
 
+/* Copies what is left of FROM to TO; 0, or -1 with errno set. */
+static int copy(int from, int to)
+{
+	char bytes[4096];
+	ssize_t n;
+
+	while ((n = read(from, bytes, sizeof(bytes))) > 0) {
+		if (write(to, bytes, n) != n)
+			return -1;
+	}
+	return n < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char buf[32] = "";
 	char *image = NULL;
 	size_t size = 0;
 	const char *op;
-	int ctl, fd = -1, error;
+	int ctl, fd = -1, out = -1, error;
 	long nth, result;
 	ssize_t n;
 
-	if (argc < 4 || (strcmp(argv[2], "load-as") == 0 && argc < 5)) {
+	if (argc < 4 || ((strcmp(argv[2], "load-as") == 0 || strcmp(argv[2], "read") == 0) &&
+			 argc < 5)) {
 		fprintf(stderr,
-			"usage: %s N load FILE.ko [PARAMS] | N load-as NAME FILE.ko | N unload NAME\n",
+			"usage: %s N load FILE.ko [PARAMS] | N load-as NAME FILE.ko | N unload NAME | N read FILE OUT\n",
 			argv[0]);
 		return 2;
 	}
@@ -56,6 +73,12 @@ int main(int argc, char **argv)
 		image = load_image(argv[4], argv[3], &size);
 		if (!image)
 			return 2;
+	} else if (strcmp(op, "read") == 0) {
+		out = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (out < 0) {
+			perror(argv[4]);
+			return 2;
+		}
 	} else if (strcmp(op, "unload") != 0) {
 		fprintf(stderr, "unknown operation %s\n", op);
 		return 2;
@@ -71,7 +94,9 @@ int main(int argc, char **argv)
 		perror("write fail-nth");
 		return 2;
 	}
-	if (fd >= 0)
+	if (out >= 0)
+		result = open(argv[3], O_RDONLY | O_CLOEXEC);
+	else if (fd >= 0)
 		result = syscall(SYS_finit_module, fd, argc > 4 ? argv[4] : "", 0);
 	else if (image)
 		result = syscall(SYS_init_module, image, size, "");
@@ -83,6 +108,11 @@ int main(int argc, char **argv)
 	/* Disarm whatever is left. */
 	if (write(ctl, "0", 1) < 0)
 		perror("write fail-nth");
+	/* The bytes were serialized at the open: copied with nothing armed. */
+	if (out >= 0 && result >= 0 && copy(result, out) < 0) {
+		perror(argv[3]);
+		return 2;
+	}
 	printf("fail_nth: nth=%ld op=%s result=%ld fired=%d\n", nth, op,
 	       result < 0 ? -(long)error : 0L,
 	       nth > 0 && n > 0 && strtol(buf, NULL, 10) == 0);
