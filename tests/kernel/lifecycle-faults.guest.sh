@@ -14,6 +14,9 @@
 #     unload    pgo_test_a loaded normally, the unload faulted.
 #   C       failslab with a 30% probability on the loading task, kpgo's
 #           allocations only, new names (pgo_c_I): several faults a load.
+#   D       reads of pgo_test_callees' profile, which names vmlinux's
+#           int_sqrt (kpgo's allocations only, as B): 30 with 30% of them
+#           failing, slab and pages, then fail-nth N = 1, 2, ...
 #   Then a normal load must profile exactly; kmemleak must be clean.
 #
 # kmemleak's own metadata allocations count as fault sites too (every
@@ -29,7 +32,7 @@ r=$KPGO_RESULTS
 k=/kpgo
 fi=/sys/kernel/debug
 mark() { echo "lifecycle: $*" >/dev/kmsg; }
-mkdir -p $r/A $r/B $r/C
+mkdir -p $r/A $r/B $r/C $r/D
 echo clear >$fi/kmemleak
 max_nth=$(sed -n 's/.*kpgo_max_nth=\([0-9]*\).*/\1/p' /proc/cmdline)
 max_nth=${max_nth:-3000}
@@ -124,6 +127,57 @@ echo 0 >$fi/failslab/probability
 echo N >$fi/failslab/task-filter
 mark "phase C end"
 step C
+
+# D: fail-nth over a profile read that names another object's function,
+# kpgo's allocations only (B's stack filter): pgo_test_callees' profile
+# names vmlinux's int_sqrt, and the first such read of a boot builds the
+# index of vmlinux's names. N = 1, 2, ... until a read injects nothing;
+# each either fails with ENOMEM or gives a valid profile (perhaps naming
+# nothing).
+mark "phase D start"
+insmod $k/pgo_test_callees.ko
+run_callees 3
+# First 30 reads with 30% of kpgo's allocations failing, slab and pages
+# (kvmalloc falls back from one to the other: one fault at a time never
+# reaches its caller), while the index is still to be built.
+for attr in failslab fail_page_alloc; do
+	echo Y >$fi/$attr/task-filter
+	echo 1 >$fi/$attr/interval
+	echo -1 >$fi/$attr/times
+	echo 30 >$fi/$attr/probability
+done
+i=1
+while [ $i -le 30 ]; do
+	mark "fault D read-p i=$i start"
+	line=$(sh -c "echo 1 >/proc/self/make-it-fail
+		exec $k/fail_nth 0 read $pgo/pgo_test_callees.profraw $r/D/read-p-$i.profraw") || true
+	mark "fault D read-p i=$i end"
+	echo "$line name=pgo_test_callees i=$i" >>$r/D/attempts-p
+	i=$((i + 1))
+done
+for attr in failslab fail_page_alloc; do
+	echo 0 >$fi/$attr/probability
+	echo N >$fi/$attr/task-filter
+done
+cat $pgo/stats >$r/stats-D-p
+# Then fail-nth, one fault a read.
+n=1
+while [ $n -le "$max_nth" ]; do
+	mark "fault D read nth=$n start"
+	line=$($k/fail_nth $n read $pgo/pgo_test_callees.profraw $r/D/read-$n.profraw) || true
+	mark "fault D read nth=$n end"
+	echo "$line name=pgo_test_callees" >>$r/D/attempts
+	case $line in
+	*result=0\ fired=0) break ;;
+	*fired=0) echo "$n: not injected yet failed: $line" >>$r/D/anomalies ;;
+	esac
+	n=$((n + 1))
+done
+cat $pgo/stats >$r/stats-D
+rmmod pgo_test_callees
+echo all >$pgo/reset
+mark "phase D end"
+step D
 
 # A normal load after all that: exact, also after 2 more runs.
 mark "final start"

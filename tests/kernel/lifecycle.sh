@@ -94,7 +94,7 @@ print(f"{best[0][0]:#x} {max(e for _, e in best):#x}")' \
 echo "kpgo text: $(cat "$moddir/kpgo-text-range")"
 
 files=()
-for m in pgo_test_a pgo_test_b pgo_test_initfail pgo_test_async pgo_test_corrupt; do
+for m in pgo_test_a pgo_test_b pgo_test_initfail pgo_test_async pgo_test_corrupt pgo_test_callees; do
 	files+=(--file "$moddir/$m.ko")
 done
 for ko in "$moddir"/named/*.ko; do files+=(--file "$ko:/kpgo/named/${ko##*/}"); done

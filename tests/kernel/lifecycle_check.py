@@ -12,6 +12,7 @@ reset 0200 with `module:<name>`, stats as key=value lines, and the log
 lines "kpgo: module <name>: ...; not profiled" and
 "kpgo: module <name>: profile not kept (<reason>)".
 """
+import collections
 import re
 import subprocess
 import sys
@@ -407,6 +408,75 @@ def fault_phase(r, console, phase, op):
     return len(attempts), kpgo_faults
 
 
+def naming_read_phase(r, console):
+    """D: fail-nth over reads of pgo_test_callees' profile (3 runs), which
+    names vmlinux's int_sqrt."""
+    attempts = [a for a in map(attempt_line, read(r / "D" / "attempts", "").splitlines())
+                if a and a[1] == "read"]
+    fired = [a for a in attempts if a[3]]
+    last = attempts[-1] if attempts else None
+    check(f"D read: N = 1, 2, ... until a read succeeds with nothing injected "
+          f"({len(attempts)} attempts, {len(fired)} faults injected)",
+          last is not None and last[2] == 0 and last[3] == 0, str(last))
+    check("D read: every attempt either injected its fault or succeeded",
+          absent(r, "D/anomalies", "D"), read(r / "D" / "anomalies", "")[:300])
+    named = {"int_sqrt": 5 * 3, "": 3 * 3}  # memcpy is not instrumented
+
+    def judge_reads(what, reads):
+        """READS: (tag, result, profile path). Each read fails with
+        ENOMEM or gives the 3 runs, int_sqrt named or nothing named."""
+        bad, failed, unnamed, faulted = [], 0, 0, 0
+        sizes = collections.Counter()
+        for tag, result, path in reads:
+            faulted += kpgo_faults_in(between(console, f"{tag} start", f"{tag} end"))[1]
+            if result:
+                failed += 1
+                if result != -12:
+                    bad.append(f"{tag}: failed with {result}, not -ENOMEM")
+                continue
+            fns = functions(path)
+            run = fns.get("pgo_test_callees_run") if fns else None
+            got = {t: c for t, c in run.targets.items() if c} if run else None
+            if got == {"": sum(named.values())}:
+                unnamed += 1
+            elif got != named:
+                bad.append(f"{tag}: {got}")
+            sizes[path.stat().st_size if path.exists() else 0] += 1
+        check(f"D {what}: each read failed with ENOMEM or gave the 3 runs, int_sqrt named "
+              f"or nothing named ({len(reads)} reads: {failed} failed, {unnamed} named "
+              f"nothing, {len(bad)} bad; profile bytes {dict(sizes)}; {faulted} faults "
+              "with kpgo on the stack)", reads and not bad, "; ".join(bad[:4]))
+        return faulted
+
+    probable = []
+    for line in read(r / "D" / "attempts-p", "").splitlines():
+        m = re.search(r"result=(-?\d+) .* i=(\d+)", line)
+        if m:
+            i = m.group(2)
+            probable.append((f"fault D read-p i={i}", int(m.group(1)),
+                             r / "D" / f"read-p-{i}.profraw"))
+    check("D read, 30% of kpgo's allocations failing: 30 reads ran",
+          len(probable) == 30, f"{len(probable)} reads")
+    faulted = judge_reads("read, 30% failing", probable)
+    check("D read, 30% failing: faults reached kpgo's allocations", faulted > 0, str(faulted))
+    kpgo_faults = judge_reads("read, fail-nth", [
+        (f"fault D read nth={nth}", result, r / "D" / f"read-{nth}.profraw")
+        for nth, _, result, _, _ in attempts])
+    final = functions(r / "D" / f"read-{last[0]}.profraw") if last else None
+    run = final.get("pgo_test_callees_run") if final else None
+    check("D read: the read with nothing injected names int_sqrt",
+          run is not None and {t: c for t, c in run.targets.items() if c} == named,
+          str(run.targets if run else None))
+    runtime = stats_runtime(read(r / "stats-D", ""))
+    vmlinux = (stats_object(read(r / "stats-D", ""), "vmlinux") or [{}])[0]
+    check("D read: kpgo's allocations were reached and failed, and the index of vmlinux's "
+          f"names was built in the end ({kpgo_faults} faults with kpgo on the stack, "
+          f"{runtime.get('name_index_bytes')} bytes)",
+          kpgo_faults > 0 and runtime.get("name_index_bytes") is not None
+          and int(runtime["name_index_bytes"]) == 4 * int(vmlinux.get("functions", -1)),
+          str(runtime))
+
+
 def faults(r, console):
     fault_phase(r, console, "A", "load")
     _, kpgo_new = fault_phase(r, console, "B", "load-new")
@@ -430,6 +500,7 @@ def faults(r, console):
     check(f"C: 30 loads with 30% of kpgo's allocations failing: each profiled exactly or "
           f"cleanly not ({len(bad)} bad)", reached(r, "C") and printed > 0 and not bad,
           "; ".join(bad[:4]))
+    naming_read_phase(r, console)
     check_runs("a normal load afterwards", r / "final-1.profraw", PGO_TEST_A, 1)
     check_runs("the same after 2 more runs", r / "final-3.profraw", PGO_TEST_A, 3)
     check_runs("its kept profile after unload", r / "final-kept.profraw", PGO_TEST_A, 3)
