@@ -13,7 +13,9 @@ CounterPtr - (CountersDelta - i * 64) as the offset of record i's counters
 in the counters section (the same for the bitmap), so records can be added
 after the others without touching them.
 """
+import hashlib
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 MAGIC = 0xFF6C70726F667281
@@ -89,6 +91,21 @@ class RawProfile:
                             out.append((index, site, target, count))
         return out
 
+    def function_names(self):
+        """{NameRef: name} of the names this profile carries."""
+        out, at = {}, 0
+        data = self.names
+        while at < len(data) and any(data[at:]):
+            names_len, at = _uleb128(data, at)
+            compressed_len, at = _uleb128(data, at)
+            payload = data[at:at + (compressed_len or names_len)]
+            at += len(payload)
+            names = zlib.decompress(payload) if compressed_len else payload
+            for name in names.split(b"\x01"):
+                ref = int.from_bytes(hashlib.md5(name).digest()[:8], "little")
+                out[ref] = name.decode(errors="replace")
+        return out
+
     def counts(self, index):
         """The counters of record INDEX."""
         record = self.records[index]
@@ -147,6 +164,18 @@ class RawProfile:
         blobs = [(i, blob) for i, blob in self.value_blobs if i < len(kept)]
         return RawProfile(self.header, self.binary_ids, kept, counters, self.bitmap,
                           self.names, blobs).with_callees([], b"")
+
+
+def _uleb128(data, at):
+    """(value, offset after it) of the ULEB128 at AT."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
 
 
 def parse(data, what="profile"):
