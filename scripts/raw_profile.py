@@ -93,18 +93,7 @@ class RawProfile:
 
     def function_names(self):
         """{NameRef: name} of the names this profile carries."""
-        out, at = {}, 0
-        data = self.names
-        while at < len(data) and any(data[at:]):
-            names_len, at = _uleb128(data, at)
-            compressed_len, at = _uleb128(data, at)
-            payload = data[at:at + (compressed_len or names_len)]
-            at += len(payload)
-            names = zlib.decompress(payload) if compressed_len else payload
-            for name in names.split(b"\x01"):
-                ref = int.from_bytes(hashlib.md5(name).digest()[:8], "little")
-                out[ref] = name.decode(errors="replace")
-        return out
+        return name_refs(self.names)
 
     def counts(self, index):
         """The counters of record INDEX."""
@@ -166,7 +155,7 @@ class RawProfile:
                           self.names, blobs).with_callees([], b"")
 
 
-def _uleb128(data, at):
+def uleb128(data, at):
     """(value, offset after it) of the ULEB128 at AT."""
     value = shift = 0
     while True:
@@ -176,6 +165,40 @@ def _uleb128(data, at):
         shift += 7
         if byte < 0x80:
             return value, at
+
+
+def names_chunks(data):
+    """(chunk, names) of each chunk of the names section DATA: its bytes
+    (lengths included) and its names (bytes). A chunk is the ULEB128
+    length of its names, the ULEB128 length of their zlib-compressed form
+    (0: not compressed), then the names joined by 0x01; zero bytes after
+    the last are padding. Raises ValueError on a chunk that does not
+    read."""
+    at = 0
+    while at < len(data) and any(data[at:]):
+        start = at
+        try:
+            names_len, at = uleb128(data, at)
+            compressed_len, at = uleb128(data, at)
+            payload = data[at:at + (compressed_len or names_len)]
+            at += compressed_len or names_len
+            names = zlib.decompress(payload) if compressed_len else payload
+        except (IndexError, zlib.error) as error:
+            raise ValueError(f"names chunk at {start}: {error}") from error
+        if at > len(data):
+            raise ValueError(f"names chunk at {start} is truncated")
+        yield data[start:at], names.split(b"\x01")
+
+
+def name_ref(name):
+    """The NameRef of NAME (bytes): the low 64 bits of its MD5."""
+    return int.from_bytes(hashlib.md5(name).digest()[:8], "little")
+
+
+def name_refs(data):
+    """{NameRef: name} of the names section DATA."""
+    return {name_ref(name): name.decode(errors="replace")
+            for _, names in names_chunks(data) for name in names}
 
 
 def parse(data, what="profile"):

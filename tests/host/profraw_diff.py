@@ -10,10 +10,12 @@ the header field, binary id, data record field (with the function's name),
 counter, names or value-profile blob it belongs to, using the layout of raw
 versions 8 (LLVM 15-17) and 10 (LLVM 19) from InstrProfData.inc.
 """
-import hashlib
 import struct
 import sys
-import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from raw_profile import name_ref, names_chunks  # noqa: E402
 
 MAGIC = 0xFF6C70726F667281
 
@@ -41,39 +43,14 @@ def pad8(n):
     return (-n) & 7
 
 
-def uleb(buf, pos):
-    value = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-
-
 def function_names(names):
-    """NameRef (MD5 low 64 bits) -> name, from the (maybe zlib) names section."""
-    out, pos = {}, 0
+    """NameRef (MD5 low 64 bits) -> name, from the (maybe zlib) names
+    section; up to a chunk that does not read."""
+    out = {}
     try:
-        while pos < len(names):
-            # Chunks of {ULEB uncompressed size, ULEB compressed size (0: not
-            # compressed), bytes}; names inside are separated by 0x01.
-            ulen, pos = uleb(names, pos)
-            zlen, pos = uleb(names, pos)
-            if zlen:
-                blob = zlib.decompress(names[pos:pos + zlen])
-                pos += zlen
-            else:
-                blob = names[pos:pos + ulen]
-                pos += ulen
-            for name in blob.split(b"\x01"):
-                if name:
-                    ref = int.from_bytes(hashlib.md5(name).digest()[:8], "little")
-                    out[ref] = name.decode(errors="replace")
-            while pos < len(names) and names[pos] == 0:
-                pos += 1
-    except (IndexError, zlib.error, ValueError):
+        for _, chunk in names_chunks(names):
+            out.update({name_ref(n): n.decode(errors="replace") for n in chunk if n})
+    except ValueError:
         pass
     return out
 

@@ -32,7 +32,10 @@ import argparse
 import hashlib
 import struct
 import sys
-import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from raw_profile import names_chunks  # noqa: E402
 
 RECORD_SIZE = 64  # raw version 10 (LLVM 19)
 FUNCTION_POINTER_OFFSET = 32
@@ -150,34 +153,10 @@ def other_kernel(elf):
     print(f"vermagic {magic.decode()!r}: release {release.decode()} -> {other.decode()}")
 
 
-def uleb128(data, at):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7f) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
 def pgo_names(elf):
-    """The PGO names of the profiled functions (__llvm_prf_names: chunks of
-    ULEB128 length, ULEB128 compressed length or 0, then the names, joined
-    by 0x01, zlib-compressed or not)."""
+    """The PGO names of the profiled functions (__llvm_prf_names)."""
     data = bytes(elf.bytes_of(elf.section("__llvm_prf_names")))
-    names, at = [], 0
-    while at < len(data) and any(data[at:]):
-        length, at = uleb128(data, at)
-        compressed, at = uleb128(data, at)
-        if compressed:
-            chunk = zlib.decompress(data[at:at + compressed])
-            at += compressed
-        else:
-            chunk = data[at:at + length]
-            at += length
-        names += chunk.decode().split("\x01")
-    return names
+    return [name.decode() for _, names in names_chunks(data) for name in names]
 
 
 def corrupt_field(elf, field, function, to_symbol, addend):

@@ -5,20 +5,18 @@
 Arguments: the results folder, the guest console log, the module build
 folder, the kernel tree the modules were built against.
 """
-import hashlib
 import re
 import shlex
 import subprocess
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 
 from judge import LLVM, check_console, guest_run
 from profile_summary import Function, summarize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from raw_profile import parse  # noqa: E402
+from raw_profile import name_ref, names_chunks, parse  # noqa: E402
 
 checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
@@ -257,30 +255,9 @@ def names_section(elf):
         return out.read_bytes()
 
 
-def uleb128(data, at):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7f) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
 def chunk_naming(section, name):
     """The whole chunk of the names section SECTION that holds NAME."""
-    at = 0
-    while at < len(section) and any(section[at:]):
-        start = at
-        names_len, at = uleb128(section, at)
-        compressed_len, at = uleb128(section, at)
-        payload = section[at:at + (compressed_len or names_len)]
-        at += len(payload)
-        names = zlib.decompress(payload) if compressed_len else payload
-        if name.encode() in names.split(b"\x01"):
-            return section[start:at]
-    return None
+    return next((chunk for chunk, names in names_chunks(section) if name.encode() in names), None)
 
 
 # The module's profile carries its own names and, of vmlinux's, exactly the
@@ -300,10 +277,6 @@ check(f"the module's profile carries its own names ({len(own_names)} bytes) and 
 # profile, that record removed) nothing does. Clang promotes only to a
 # function it has the definition of, unless told -icp-allow-decls (LLVM 20
 # and later): then the call becomes a direct call to int_sqrt.
-def name_ref(name):
-    return int.from_bytes(hashlib.md5(name.encode()).digest()[:8], "little")
-
-
 def apply_profile(raw, allow_decls, tree):
     """(clang's remark on the int_sqrt site, whether pgo_test_callees.c
     then calls int_sqrt directly), with the raw profile RAW applied, built
@@ -345,7 +318,7 @@ allow_decls = subprocess.run([f"{LLVM}/clang", "-mllvm", "-icp-allow-decls", "-x
 as_read = parse((results / "callees-module.profraw").read_bytes())
 last = as_read.records[-1]
 check("the module's profile ends with int_sqrt's callee record, no counts",
-      last.name_ref == name_ref("int_sqrt") and last.values == 0, str(last))
+      last.name_ref == name_ref(b"int_sqrt") and last.values == 0, str(last))
 for raw, what in [((results / "callees-module.profraw").read_bytes(), "as read"),
                   (as_read.without_last_records(1), "without int_sqrt's callee record")]:
     is_named = what == "as read"
@@ -354,7 +327,7 @@ for raw, what in [((results / "callees-module.profraw").read_bytes(), "as read")
         ok = f"Promote indirect call to int_sqrt with count {5 * READS} " in remark and direct
         expected = "becomes a direct call to int_sqrt (-icp-allow-decls)"
     elif is_named:
-        ok = f"md5sum {name_ref('int_sqrt')} " in remark and not direct
+        ok = f"md5sum {name_ref(b'int_sqrt')} " in remark and not direct
         expected = "names its target int_sqrt (not promoted: clang has only its declaration)"
     else:
         ok = "md5sum 0 " in remark and not direct
