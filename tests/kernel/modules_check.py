@@ -6,7 +6,6 @@ Arguments: the results folder, the guest console log, the module build
 folder, the kernel tree the modules were built against.
 """
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from judge import LLVM, check_console, guest_run
 from profile_summary import Function, summarize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from icp_remarks import allows_decls, remarks  # noqa: E402
 from raw_profile import name_ref, names_chunks, parse  # noqa: E402
 
 checks, results, console = guest_run(sys.argv[1], sys.argv[2])
@@ -283,38 +283,22 @@ def apply_profile(raw, allow_decls, tree):
     in the kernel tree TREE with its module's flags."""
     source = (modules / "pgo_test_callees.c").read_text().splitlines()
     line = next(i + 1 for i, text in enumerate(source) if "READ_ONCE(pgo_test_callees_sqrt)(" in text)
-    saved = (modules / ".pgo_test_callees.o.cmd").read_text()
-    words = shlex.split(re.search(r"^savedcmd_\S+ := ([^;]*)", saved, re.M).group(1))
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         (work / "p.profraw").write_bytes(raw)
         subprocess.run([f"{LLVM}/llvm-profdata", "merge", "-o", work / "p.profdata",
                         work / "p.profraw"], check=True, capture_output=True)
-        command, skip = [f"{LLVM}/clang"], False
-        for word, following in zip(words[1:], words[2:] + [""]):
-            if skip:
-                skip = False
-            elif word == "-mllvm" and following.startswith("-pgo-instrument"):
-                skip = True
-            elif word == "-o":
-                command += ["-o", str(work / "out.s")]
-                skip = True
-            elif not (word == "-fprofile-generate" or word.startswith("-Wp,-MMD")):
-                command.append("-S" if word == "-c" else word)
-        command += [f"-fprofile-use={work / 'p.profdata'}", "-Rpass=pgo-icall-prom",
-                    "-Rpass-missed=pgo-icall-prom"]
-        command += ["-mllvm", "-icp-allow-decls"] if allow_decls else []
-        run = subprocess.run(command, cwd=tree, capture_output=True, text=True)
-        if run.returncode:
-            return f"clang failed: {run.stderr[-300:]}", False
-        remark = next((text for text in run.stderr.splitlines()
-                       if f"pgo_test_callees.c:{line}:" in text and "remark:" in text), "")
-        direct = re.search(r"^\s*callq?\s+int_sqrt\b", (work / "out.s").read_text(), re.M)
-        return remark, bool(direct)
+        try:
+            lines, assembly = remarks(tree, modules / ".pgo_test_callees.o.cmd",
+                                      work / "p.profdata", allow_decls)
+        except subprocess.CalledProcessError as error:
+            return f"clang failed: {error.stderr[-300:]}", False
+    remark = next((text for text in lines if f"pgo_test_callees.c:{line}:" in text), "")
+    direct = re.search(r"^\s*callq?\s+int_sqrt\b", assembly, re.M)
+    return remark, bool(direct)
 
 
-allow_decls = subprocess.run([f"{LLVM}/clang", "-mllvm", "-icp-allow-decls", "-x", "c", "-c",
-                              "/dev/null", "-o", "/dev/null"], capture_output=True).returncode == 0
+allow_decls = allows_decls()
 as_read = parse((results / "callees-module.profraw").read_bytes())
 last = as_read.records[-1]
 check("the module's profile ends with int_sqrt's callee record, no counts",
