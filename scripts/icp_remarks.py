@@ -12,8 +12,8 @@ promotion asked for, to assembly in a scratch folder, and prints each
 remark: the site, then "promoted NAME" or "declined MD5 (NAME): why",
 NAME read from the profile (llvm-profdata show --ic-targets). The clang is
 the toolchain's (KPGO_LLVM_BIN). --allow-decls adds -mllvm
--icp-allow-decls (clang 20 and later): promotion to a function the unit
-only declares.
+-icp-allow-decls (clang 22 has it, clang 19 not): promotion to a function
+the unit only declares.
 """
 import argparse
 import os

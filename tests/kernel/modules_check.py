@@ -275,8 +275,8 @@ check(f"the module's profile carries its own names ({len(own_names)} bytes) and 
 # site that called int_sqrt names the target by its md5 (0: unnamed). As
 # read, the profile names int_sqrt; without its callee record (the same
 # profile, that record removed) nothing does. Clang promotes only to a
-# function it has the definition of, unless told -icp-allow-decls (LLVM 20
-# and later): then the call becomes a direct call to int_sqrt.
+# function it has the definition of, unless told -icp-allow-decls (clang
+# 22 has it, clang 19 not): then the call becomes a direct call to int_sqrt.
 def apply_profile(raw, allow_decls, tree):
     """(clang's remark on the int_sqrt site, whether pgo_test_callees.c
     then calls int_sqrt directly), with the raw profile RAW applied, built
