@@ -38,6 +38,15 @@ static int __init kpgo_initcall(void)
 }
 fs_initcall(kpgo_initcall);
 
+#ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION
+/*
+ * vmlinux's counter bias: the one definition that the weak hidden copy in
+ * every instrumented object resolves to. Read at the entry of every
+ * instrumented function, hence read-mostly.
+ */
+u64 __llvm_profile_counter_bias __read_mostly;
+#endif
+
 /* Between two chunks of a long profile serialization. */
 void kpgo_cond_resched(void)
 {

@@ -19,6 +19,11 @@ int kpgo_init(void);
 void __llvm_profile_instrument_target(u64 value, void *data, u32 index);
 void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 
+#ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION
+/* C: glue.c. vmlinux's counter bias, read by compiler-generated code. */
+extern u64 __llvm_profile_counter_bias;
+#endif
+
 /* C: glue.c, called by runtime/kernel_api.rs. */
 void kpgo_cond_resched(void);
 bool kpgo_fatal_signal_pending(void);

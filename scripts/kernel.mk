@@ -87,6 +87,22 @@ optimized:
 		--instrumented $(KPGO_KERNEL_TREE) --instrumented $(KPGO_BUILD)/bench/instrumented \
 		$(PROFILE)
 
+# The test kernel with LLVM's runtime counter relocation
+# (scripts/configs/counter-relocation.config), in build/linux-reloc.
+KPGO_KERNEL_TREE_RELOC := $(KPGO_BUILD)/linux-reloc
+.PHONY: kernel-reloc
+kernel-reloc:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_RELOC),$(KPGO_TEST_FRAGMENTS) --fragment \
+		$(KPGO_REPO)/scripts/configs/counter-relocation.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_RELOC) $(KPGO_REPO)/scripts/kmake
+
+# tests/kernel/reloc.sh on that kernel, built first: every counter update
+# through its object's bias, and the end-to-end tests' exact profiles.
+# About 10 minutes on 2 cores (a build of its own), so out of make check.
+.PHONY: check-reloc
+check-reloc: kernel-reloc
+	$(KPGO_REPO)/tests/kernel/reloc.sh
+
 # The lifecycle test kernel of make check: the test kernel of the default
 # base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault
 # injection), in build/linux-kasan.

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel built with LLVM's runtime counter relocation (make
+# kernel-reloc: the test kernel + CONFIG_PGO_CLANG_COUNTER_RELOCATION, in
+# build/linux-reloc):
+#   - every counter update of vmlinux, of a C module and of a Rust module
+#     goes through the object's bias (no update addresses __llvm_prf_cnts
+#     directly, which a move of the counters would miss), Rust objects
+#     included;
+#   - vmlinux has one bias, kernel/pgo's; each module one of its own, in
+#     __llvm_prf_bias, aligned to and as long as a cache line;
+#   - the end-to-end tests give the same exact profiles as without the
+#     option: tests/kernel/vmlinux.sh, modules.sh and rust.sh on this kernel
+#     (their outputs in build/reloc).
+#
+# Usage: tests/kernel/reloc.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export KPGO_TREE=${KPGO_TREE:-$root/build/linux-reloc}
+export KPGO_TEST_OUT=${KPGO_TEST_OUT:-$root/build/reloc}
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+# shellcheck source=../../scripts/kernel-env.sh
+source "$root/scripts/kernel-env.sh"
+llvm=$KPGO_LLVM_BIN
+
+[[ -f $KPGO_TREE/vmlinux ]] || { echo "FAIL: no kernel in $KPGO_TREE: make kernel-reloc"; exit 1; }
+check "the tree is configured with CONFIG_PGO_CLANG_COUNTER_RELOCATION" \
+	grep -qx CONFIG_PGO_CLANG_COUNTER_RELOCATION=y "$KPGO_TREE/.config"
+mkdir -p "$KPGO_TEST_OUT"
+
+# updates OBJECT: "BIAS_LOADS DIRECT_UPDATES RUST_BIAS_LOADS" of OBJECT's code.
+updates() {
+	"$llvm/llvm-objdump" -dr --no-show-raw-insn "$1" | awk '
+		/^[0-9a-f]+ <.*>:$/ { f = $2 }
+		/R_X86_64_PC32\t__llvm_profile_counter_bias/ { b++; if (f ~ /^<_R/) r++ }
+		/R_X86_64_PC32\t__llvm_prf_cnts/ { d++ }
+		END { print b + 0, d + 0, r + 0 }'
+}
+read -r loads direct rust < <(updates "$KPGO_TREE/vmlinux.o")
+check "vmlinux: every counter update goes through the bias ($loads bias loads, $direct direct updates)" \
+	test "$loads" -gt 0 -a "$direct" -eq 0
+check "vmlinux: the kernel crate's Rust functions load the bias too ($rust loads)" test "$rust" -gt 0
+defs=$("$llvm/llvm-nm" "$KPGO_TREE/vmlinux" | grep -c ' __llvm_profile_counter_bias$')
+check "vmlinux has one __llvm_profile_counter_bias ($defs)" test "$defs" -eq 1
+
+# The test modules, C and Rust, built against this tree by the end-to-end
+# tests below; each then checked.
+status=0
+"$here/vmlinux.sh" || status=1
+check "tests/kernel/vmlinux.sh on the relocation kernel" test "$status" -eq 0
+status=0
+"$here/modules.sh" || status=1
+check "tests/kernel/modules.sh on the relocation kernel" test "$status" -eq 0
+status=0
+"$here/rust.sh" || status=1
+check "tests/kernel/rust.sh on the relocation kernel" test "$status" -eq 0
+
+line=$(bash -c 'source "$1/include/config/auto.conf" 2>/dev/null; echo "${CONFIG_X86_L1_CACHE_SHIFT:-6}"' _ "$KPGO_TREE")
+line=$((1 << line))
+for ko in "$KPGO_TEST_OUT/test-modules/pgo_test_a.ko" "$KPGO_TEST_OUT/test-modules-rust/pgo_test_rust.ko"; do
+	name=$(basename "$ko")
+	read -r loads direct _ < <(updates "$ko")
+	check "$name: every counter update goes through the bias ($loads bias loads, $direct direct updates)" \
+		test "$loads" -gt 0 -a "$direct" -eq 0
+	# [Nr] Name Type Address Off Size ES Flg Lk Inf Al
+	section=$("$llvm/llvm-readelf" -S --wide "$ko" | sed -n 's/^ *\[ *[0-9]*\] __llvm_prf_bias *//p')
+	read -r _ _ _ size _ _ _ _ align <<<"$section"
+	check "$name: __llvm_prf_bias is one cache line, aligned to it (size 0x${size:-?}, alignment ${align:-?}, line $line)" \
+		test "$((16#${size:-0}))" -eq "$line" -a "${align:-0}" -eq "$line"
+	symbol=$("$llvm/llvm-readelf" -s --wide "$ko" | awk '$8 == "__llvm_profile_counter_bias" { print $5, $6 }')
+	check "$name: its bias is the module's own, a weak hidden definition ($symbol)" test "$symbol" = "WEAK HIDDEN"
+done
+summary reloc
