@@ -6,7 +6,8 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
-use crate::profile::writer::{profile_size, serialize, WriteError};
+use crate::profile::sink::{Measure, Sink, SliceSink};
+use crate::profile::writer::{profile_size, serialize, write_live, WriteError};
 
 // Every section symbol must be defined, since Rust may assume a static's
 // address is never null: empty input sections make the linker define the
@@ -159,7 +160,14 @@ pub fn write_profile_file() -> Result<(), String> {
     // the program's loaded `PT_NOTE` segments.
     let object = unsafe { ProfiledObject::new(program_sections(note_segments()), version_word()) };
     attach_baselines(&object);
-    let bytes = snapshot(&object).map_err(|e| e.to_string())?;
+    // KPGO_LIVE_PAGE_SIZE=N: the layout of a mapped profile (write_live),
+    // for tests of it with llvm-profdata.
+    let live_page = std::env::var("KPGO_LIVE_PAGE_SIZE").ok();
+    let bytes = match live_page.and_then(|page| page.parse::<usize>().ok()) {
+        Some(page) if page.is_power_of_two() => live_snapshot(&object, page),
+        _ => snapshot(&object),
+    }
+    .map_err(|e| e.to_string())?;
     let path = profile_path();
     std::fs::write(&path, bytes).map_err(|e| format!("cannot write {path}: {e}"))
 }
@@ -178,6 +186,16 @@ fn snapshot(object: &ProfiledObject) -> Result<Vec<u8>, WriteError> {
             Err(error) => return Err(error),
         }
     }
+}
+
+/// The profile laid out to be mapped with pages of `page` bytes.
+fn live_snapshot(object: &ProfiledObject, page: usize) -> Result<Vec<u8>, WriteError> {
+    let mut measure = Measure::new();
+    write_live(object, page, &mut measure)?;
+    let mut buf = vec![0u8; measure.position()];
+    let mut sink = SliceSink::new(&mut buf);
+    write_live(object, page, &mut sink)?;
+    Ok(buf)
 }
 
 /// `$LLVM_PROFILE_FILE` with `%p` replaced by the process id, or

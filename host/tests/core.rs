@@ -12,7 +12,8 @@ use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
     LAYOUT_V10, LAYOUT_V8,
 };
-use kpgo::profile::writer::{profile_size, serialize, WriteError};
+use kpgo::profile::sink::{Measure, Sink, SliceSink};
+use kpgo::profile::writer::{profile_size, serialize, write_live, WriteError};
 
 fn random_shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
     (0..functions)
@@ -794,4 +795,115 @@ fn a_paced_sink_writes_the_same_bytes_and_pauses_on_the_way() {
         "{pauses} pauses for {} bytes",
         plain.len()
     );
+}
+
+/// A profile laid out to be mapped (`write_live`): every version, several
+/// page sizes. Its counters sit at a file offset congruent to their address
+/// modulo a page, the header's paddings fill their first and last pages,
+/// the records say they have no value site (and there is no value data),
+/// and a "mapping" (the file with the counters' bytes as they are now)
+/// reads as the live counters, with no rewrite of the file.
+#[test]
+fn a_live_profile_puts_the_counters_pages_in_place() {
+    let mut rng = Rng::new(30);
+    for word in ALL_VERSIONS {
+        for page in [64usize, 4096] {
+            let fake = FakeObject::new(
+                word,
+                random_shapes(&mut rng, 40),
+                23,
+                8,
+                notes_with_build_id(&[7; 20]),
+            );
+            for (i, c) in fake.counters.iter().enumerate() {
+                // SAFETY: the counters are the fake's; nothing else runs.
+                unsafe { (c as *const u64 as *mut u64).write(10 + i as u64) };
+            }
+            let object = fake.object();
+            let mut measure = Measure::new();
+            let measured = write_live(&object, page, &mut measure).unwrap();
+            let mut bytes = vec![0xa5u8; measure.position()];
+            let mut sink = SliceSink::new(&mut bytes);
+            let pages = write_live(&object, page, &mut sink).unwrap();
+            assert_eq!((sink.position(), pages), (measure.position(), measured));
+            let f = fake.format;
+            let header: Vec<u64> = (0..f.header_words)
+                .map(|i| u64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()))
+                .collect();
+            let (ids, num_data, before, num_counters, after) = (
+                header[2] as usize,
+                header[3] as usize,
+                header[4] as usize,
+                header[5] as usize,
+                header[6] as usize,
+            );
+            let counters_at = 8 * f.header_words + ids + num_data * f.record_size + before;
+            let address = fake.counters.as_ptr() as usize;
+            assert_eq!(num_counters, fake.counters.len());
+            assert_eq!(
+                counters_at % page,
+                address % page,
+                "counters congruent to their address"
+            );
+            assert_eq!(pages.memory, address & !(page - 1));
+            assert_eq!(pages.file_offset, counters_at - address % page);
+            assert_eq!((pages.file_offset + pages.len) % page, 0, "whole pages");
+            assert_eq!(pages.len, address % page + 8 * num_counters + after);
+            assert!(before < page && after < page);
+            // The counters' bytes, then zeros to the end of their last page.
+            for (i, c) in fake.counters.iter().enumerate() {
+                let at = counters_at + 8 * i;
+                assert_eq!(
+                    u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()),
+                    *c
+                );
+            }
+            let end = counters_at + 8 * num_counters;
+            assert!(bytes[end..end + after].iter().all(|&b| b == 0));
+            // No value site in any record, and nothing after the names.
+            let data = 8 * f.header_words + ids;
+            for r in 0..num_data {
+                let at = data + r * f.record_size + f.num_value_sites;
+                assert!(
+                    bytes[at..at + 2 * f.value_kinds].iter().all(|&b| b == 0),
+                    "record {r}'s value sites"
+                );
+            }
+            let mut at = end + after;
+            if let Some(index) = f.header_num_bitmap_bytes {
+                at += (header[index] as usize).next_multiple_of(8);
+            }
+            let names = header[f.header_names_size] as usize;
+            assert_eq!(&bytes[at..at + names], &fake.names[..]);
+            assert_eq!(
+                bytes.len(),
+                at + names.next_multiple_of(8),
+                "ends after the names"
+            );
+            // The records but for their value sites, as the plain profile has them.
+            let plain = snapshot(&fake);
+            let plain_data = 8 * f.header_words + ids;
+            for r in 0..num_data {
+                let (live, whole) = (data + r * f.record_size, plain_data + r * f.record_size);
+                assert_eq!(
+                    bytes[live..live + f.num_value_sites],
+                    plain[whole..whole + f.num_value_sites]
+                );
+            }
+            // Counting goes on; a mapping shows it in place.
+            for c in &fake.counters {
+                // SAFETY: as above.
+                unsafe { (c as *const u64 as *mut u64).write(c.wrapping_mul(3)) };
+            }
+            for (i, c) in fake.counters.iter().enumerate() {
+                bytes[counters_at + 8 * i..counters_at + 8 * i + 8]
+                    .copy_from_slice(&c.to_ne_bytes());
+            }
+            let at = counters_at + 8 * (num_counters - 1);
+            assert_eq!(
+                u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()),
+                3 * (10 + num_counters as u64 - 1)
+            );
+        }
+    }
 }

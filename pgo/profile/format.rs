@@ -314,6 +314,13 @@ pub struct HeaderFields {
     pub bitmap_delta: u64,
     /// Address of the names.
     pub names_delta: u64,
+    /// Bytes between the data records and the counters: 0 but in a
+    /// profile laid out to be mapped ([`super::writer::write_live`]).
+    pub padding_before_counters: u64,
+    /// Bytes between the counters and the bitmap: those that pad the
+    /// counters to 8 bytes, or to a page in a profile laid out to be
+    /// mapped.
+    pub padding_after_counters: u64,
 }
 
 /// The largest header of any supported version, in words.
@@ -323,7 +330,6 @@ pub const MAX_HEADER_WORDS: usize = 16;
 /// many of them the version uses.
 pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEADER_WORDS], usize) {
     let layout = version.layout();
-    let counters_pad = padding_to_8(fields.counters_size as usize) as u64;
     let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
     // The `INSTR_PROF_RAW_HEADER` lines of version 10, each with whether
     // the layout has it: version 9 lacks the vtable words, version 8 the
@@ -335,9 +341,9 @@ pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEA
         (true, version.word()),
         (true, fields.binary_ids_size),
         (true, fields.num_data),
-        (true, 0), // padding before counters: only continuous mode needs it
+        (true, fields.padding_before_counters),
         (true, fields.num_counters),
-        (true, counters_pad),
+        (true, fields.padding_after_counters),
         (bitmap, fields.num_bitmap_bytes),
         (bitmap, bitmap_pad),
         (true, fields.names_size),

@@ -194,32 +194,21 @@ fn write<S: Sink>(
     let version = object.version()?;
     let layout = version.layout();
     let sections = object.sections();
-    let num_data = object.num_records(&version);
-    let num_counters = version.num_counters(sections.counters.len());
-    let counters_size = num_counters * version.counter_size();
+    let own = own_fields(object, &version)?;
+    let num_data = own.num_data as usize;
+    let counters_size = own.counters_size as usize;
     let callee_counters = callees.num_counters();
     let callee_counters_size = callee_counters.saturating_mul(version.counter_size());
     let all_counters_size = counters_size.saturating_add(callee_counters_size);
     let names_size = sections.names.len().saturating_add(callees.names_len());
-    let bitmap_size = if layout.has_bitmap {
-        sections.bitmap.len()
-    } else {
-        0
-    };
-    let data_start = file_address(&sections.data);
-
-    let mut ids = Measure::new();
-    write_binary_ids(object, &mut ids)?;
+    let bitmap_size = own.num_bitmap_bytes as usize;
     let fields = HeaderFields {
-        binary_ids_size: ids.position() as u64,
-        num_data: num_data.saturating_add(callees.records.len()) as u64,
-        num_counters: num_counters.saturating_add(callee_counters) as u64,
+        num_data: own.num_data.saturating_add(callees.records.len() as u64),
+        num_counters: own.num_counters.saturating_add(callee_counters as u64),
         counters_size: all_counters_size as u64,
-        num_bitmap_bytes: bitmap_size as u64,
         names_size: names_size as u64,
-        counters_delta: file_address(&sections.counters).wrapping_sub(data_start),
-        bitmap_delta: file_address(&sections.bitmap).wrapping_sub(data_start),
-        names_delta: file_address(&sections.names),
+        padding_after_counters: padding_to_8(all_counters_size) as u64,
+        ..own
     };
     let (words, used) = header(&version, &fields);
     for word in &words[..used] {
@@ -234,19 +223,13 @@ fn write<S: Sink>(
         sink.put(records)?;
     } else {
         for (i, bytes) in records.chunks_exact(layout.record_size.max(1)).enumerate() {
-            let mut record = [0u8; MAX_RECORD_SIZE];
-            // Every layout's records fit (`MAX_RECORD_SIZE`).
-            let Some(copy) = record.get_mut(..bytes.len()) else {
-                sink.put(bytes)?;
-                continue;
-            };
-            copy.copy_from_slice(bytes);
             let address = function_address(&object.record(&version, i), &version, &callees.retired);
-            let at = layout.function_pointer_offset;
-            if let Some(field) = copy.get_mut(at..at + 8) {
-                field.copy_from_slice(&address.to_ne_bytes());
-            }
-            sink.put(copy)?;
+            put_changed_record(
+                bytes,
+                layout.function_pointer_offset,
+                &address.to_ne_bytes(),
+                sink,
+            )?;
         }
     }
     let mut counters_at = counters_size as u64;
@@ -282,6 +265,142 @@ fn write<S: Sink>(
         write_empty_value_blob(&callee.value_sites[..layout.value_kinds], sink)?;
     }
     Ok(())
+}
+
+/// The header fields of `object`'s own records, counters, bitmap and
+/// names, with no padding but to 8 bytes.
+fn own_fields(object: &ProfiledObject, version: &ProfileVersion) -> Result<HeaderFields, Overflow> {
+    let layout = version.layout();
+    let sections = object.sections();
+    let num_counters = version.num_counters(sections.counters.len());
+    let counters_size = num_counters * version.counter_size();
+    let data_start = file_address(&sections.data);
+    let mut ids = Measure::new();
+    write_binary_ids(object, &mut ids)?;
+    Ok(HeaderFields {
+        binary_ids_size: ids.position() as u64,
+        num_data: object.num_records(version) as u64,
+        num_counters: num_counters as u64,
+        counters_size: counters_size as u64,
+        num_bitmap_bytes: if layout.has_bitmap {
+            sections.bitmap.len() as u64
+        } else {
+            0
+        },
+        names_size: sections.names.len() as u64,
+        counters_delta: file_address(&sections.counters).wrapping_sub(data_start),
+        bitmap_delta: file_address(&sections.bitmap).wrapping_sub(data_start),
+        names_delta: file_address(&sections.names),
+        padding_before_counters: 0,
+        padding_after_counters: padding_to_8(counters_size) as u64,
+    })
+}
+
+/// Writes the data record `bytes` with `field` at offset `at` instead of
+/// its own bytes there.
+fn put_changed_record<S: Sink>(
+    bytes: &[u8],
+    at: usize,
+    field: &[u8],
+    sink: &mut S,
+) -> Result<(), Overflow> {
+    let mut record = [0u8; MAX_RECORD_SIZE];
+    // Every layout's records fit (`MAX_RECORD_SIZE`), and its fields too.
+    let (Some(copy), Some(end)) = (record.get_mut(..bytes.len()), at.checked_add(field.len()))
+    else {
+        return sink.put(bytes);
+    };
+    copy.copy_from_slice(bytes);
+    if let Some(place) = copy.get_mut(at..end) {
+        place.copy_from_slice(field);
+    }
+    sink.put(copy)
+}
+
+/// Where the counters of a profile written by [`write_live`] are: the
+/// file's bytes `file_offset..file_offset + len` are the object's memory
+/// `memory..memory + len`, whole pages that hold its counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LivePages {
+    /// Offset of the first page in the file.
+    pub file_offset: usize,
+    /// Address of the first page in memory.
+    pub memory: usize,
+    /// Bytes of the pages: 0 if the object has no counter.
+    pub len: usize,
+}
+
+/// Writes the profile of `object` laid out so that the pages of memory
+/// that hold its counters can be mapped in place of their bytes: at a file
+/// offset congruent to their address modulo `page_size` (a power of two),
+/// with the header's padding before and after the counters filling the
+/// rest of their first and last page, as compiler-rt's continuous mode
+/// lays out a file on Apple. The bytes of those pages that are not
+/// counters are padding to a reader: zeros here, and in a mapping what the
+/// memory holds (kernel linker scripts place the counters on pages of
+/// their own).
+///
+/// Without value data, which has no fixed place: the records are copied
+/// with 0 value sites, since `llvm-profdata` refuses a record with value
+/// sites and no value data. Nor does it name other objects' functions.
+pub fn write_live<S: Sink>(
+    object: &ProfiledObject,
+    page_size: usize,
+    sink: &mut S,
+) -> Result<LivePages, WriteError> {
+    let version = object.version()?;
+    let layout = version.layout();
+    let sections = object.sections();
+    let mut fields = own_fields(object, &version)?;
+    let counters_size = fields.counters_size as usize;
+    let page_mask = page_size.wrapping_sub(1);
+    let counters = sections.counters.start() as usize;
+    let counters_end = counters.wrapping_add(counters_size);
+    let before = (layout.header_words * 8)
+        .wrapping_add(fields.binary_ids_size as usize)
+        .wrapping_add(fields.num_data as usize * layout.record_size);
+    // The counters at a file offset that is their address modulo a page.
+    let padding_before = (counters.wrapping_sub(before)) & page_mask;
+    let padding_after = (page_size.wrapping_sub(counters_end & page_mask)) & page_mask;
+    fields.padding_before_counters = padding_before as u64;
+    fields.padding_after_counters = padding_after as u64;
+    let (words, used) = header(&version, &fields);
+    for word in &words[..used] {
+        sink.put_u64(*word)?;
+    }
+    write_binary_ids(object, sink)?;
+    let num_data = fields.num_data as usize;
+    let records = static_bytes(&sections.data, num_data * layout.record_size);
+    let no_sites = [0u8; 2 * MAX_VALUE_KINDS];
+    let no_sites = no_sites.get(..2 * layout.value_kinds).unwrap_or(&no_sites);
+    for bytes in records.chunks_exact(layout.record_size.max(1)) {
+        put_changed_record(bytes, layout.num_value_sites_offset, no_sites, sink)?;
+    }
+    sink.put_zeros(padding_before)?;
+    let file_offset = sink.position().wrapping_sub(counters & page_mask);
+    // SAFETY: the lengths stay inside the sections, live memory of the
+    // object (contract of `ProfiledObject::new`).
+    unsafe {
+        sink.put_live(sections.counters.start(), counters_size)?;
+        sink.put_zeros(padding_after)?;
+        if layout.has_bitmap {
+            let bitmap_size = fields.num_bitmap_bytes as usize;
+            sink.put_live(sections.bitmap.start(), bitmap_size)?;
+            sink.put_zeros(padding_to_8(bitmap_size))?;
+        }
+    }
+    sink.put(static_bytes(&sections.names, sections.names.len()))?;
+    sink.put_zeros(padding_to_8(sections.names.len()))?;
+    let len = if counters_size == 0 {
+        0
+    } else {
+        (counters & page_mask) + counters_size + padding_after
+    };
+    Ok(LivePages {
+        file_offset,
+        memory: counters & !page_mask,
+        len,
+    })
 }
 
 /// Writes the data record of `callee`, the `index`th record of the file,

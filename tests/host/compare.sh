@@ -322,6 +322,33 @@ check_default_file_name() { # program dir
 	fi
 }
 
+# The layout of a mapped profile (the core's write_live, which the kernel
+# maps in place of the counters' bytes): the candidate's pie executable run
+# again with KPGO_LIVE_PAGE_SIZE=4096 writes it. llvm-profdata must take it
+# without a warning and read the same counts as from the plain profile
+# (value data aside, which a mapped profile has not).
+check_live_layout() { # program dir
+	local prog=$1 dir=$2 exe=$2/kpgo.pie
+	[ -s "$dir/kpgo.pie.profraw" ] || return 0
+	rm -f "$dir/live.profraw"
+	(cd "$dir" && KPGO_LIVE_PAGE_SIZE=4096 LLVM_PROFILE_FILE=$dir/live.profraw \
+		timeout 60 "$exe" > /dev/null 2>&1) || true
+	if ! "$PROFDATA" merge -o "$dir/live.profdata" "$dir/live.profraw" > "$dir/live.merge.log" 2>&1 ||
+		[ -s "$dir/live.merge.log" ]; then
+		fail "$TOOLCHAIN/$prog: llvm-profdata merge takes the mapped layout without warnings"
+		excerpt "$dir/live.merge.log"
+		return
+	fi
+	"$PROFDATA" show --all-functions --counts "$dir/live.profraw" > "$dir/live.show" 2>&1
+	"$PROFDATA" show --all-functions --counts "$dir/kpgo.pie.profraw" > "$dir/plain.show" 2>&1
+	if diff -u "$dir/plain.show" "$dir/live.show" > "$dir/live.diff"; then
+		pass "$TOOLCHAIN/$prog: the mapped layout reads the counts of the plain profile"
+	else
+		fail "$TOOLCHAIN/$prog: the mapped layout reads the counts of the plain profile (-plain +mapped)"
+		excerpt "$dir/live.diff"
+	fi
+}
+
 compare_program() { # program
 	local prog=$1 dir=$OUT_ROOT/$TOOLCHAIN/$1 layout
 	rm -rf "$dir"
@@ -345,6 +372,7 @@ compare_program() { # program
 		fi
 	fi
 	check_merge "$prog" "$dir"
+	[ "$KPGO_LIB" = compiler-rt ] || check_live_layout "$prog" "$dir"
 }
 
 run_compare_tests() {
