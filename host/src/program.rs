@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
 use crate::profile::sink::{Measure, Sink, SliceSink};
-use crate::profile::writer::{profile_size, serialize, write_live, WriteError};
+use crate::profile::writer::{profile_size, serialize, write_live, PageSize, WriteError};
 
 // Every section symbol must be defined, since Rust may assume a static's
 // address is never null: empty input sections make the linker define the
@@ -162,10 +162,15 @@ pub fn write_profile_file() -> Result<(), String> {
     attach_baselines(&object);
     // KPGO_LIVE_PAGE_SIZE=N: the layout of a mapped profile (write_live),
     // for tests of it with llvm-profdata.
-    let live_page = std::env::var("KPGO_LIVE_PAGE_SIZE").ok();
-    let bytes = match live_page.and_then(|page| page.parse::<usize>().ok()) {
-        Some(page) if page.is_power_of_two() => live_snapshot(&object, page),
-        _ => snapshot(&object),
+    let bytes = match std::env::var("KPGO_LIVE_PAGE_SIZE") {
+        Ok(page) => {
+            let size = page.parse().ok().and_then(PageSize::new);
+            let size = size.ok_or(format!(
+                "KPGO_LIVE_PAGE_SIZE={page}: not a power of two of 8 bytes or more"
+            ))?;
+            live_snapshot(&object, size)
+        }
+        Err(_) => snapshot(&object),
     }
     .map_err(|e| e.to_string())?;
     let path = profile_path();
@@ -188,8 +193,8 @@ fn snapshot(object: &ProfiledObject) -> Result<Vec<u8>, WriteError> {
     }
 }
 
-/// The profile laid out to be mapped with pages of `page` bytes.
-fn live_snapshot(object: &ProfiledObject, page: usize) -> Result<Vec<u8>, WriteError> {
+/// The profile laid out to be mapped with pages of `page`.
+fn live_snapshot(object: &ProfiledObject, page: PageSize) -> Result<Vec<u8>, WriteError> {
     let mut measure = Measure::new();
     write_live(object, page, &mut measure)?;
     let mut buf = vec![0u8; measure.position()];

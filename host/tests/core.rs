@@ -12,8 +12,9 @@ use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
     LAYOUT_V10, LAYOUT_V8,
 };
+use kpgo::profile::sections::ProfiledObject;
 use kpgo::profile::sink::{Measure, Sink, SliceSink};
-use kpgo::profile::writer::{profile_size, serialize, write_live, WriteError};
+use kpgo::profile::writer::{profile_size, serialize, write_live, LivePages, PageSize, WriteError};
 
 fn random_shapes(rng: &mut Rng, functions: usize) -> Vec<FunctionShape> {
     (0..functions)
@@ -797,17 +798,31 @@ fn a_paced_sink_writes_the_same_bytes_and_pauses_on_the_way() {
     );
 }
 
+/// `object`'s profile as `write_live` lays it out for pages of `page`
+/// bytes, written twice: the measure and the bytes must agree.
+fn live_bytes(object: &ProfiledObject, page: usize) -> (Vec<u8>, LivePages) {
+    let page = PageSize::new(page).unwrap();
+    let mut measure = Measure::new();
+    let measured = write_live(object, page, &mut measure).unwrap();
+    let mut bytes = vec![0xa5u8; measure.position()];
+    let mut sink = SliceSink::new(&mut bytes);
+    let pages = write_live(object, page, &mut sink).unwrap();
+    assert_eq!((sink.position(), pages), (measure.position(), measured));
+    (bytes, pages)
+}
+
 /// A profile laid out to be mapped (`write_live`): every version, several
 /// page sizes. Its counters sit at a file offset congruent to their address
 /// modulo a page, the header's paddings fill their first and last pages,
-/// the records say they have no value site (and there is no value data),
-/// and a "mapping" (the file with the counters' bytes as they are now)
-/// reads as the live counters, with no rewrite of the file.
+/// the records are the plain profile's but for their value sites (0, and
+/// no value data), and the names follow. Written again after counting
+/// went on, only the counters' bytes differ: a mapping of their pages in
+/// place reads as a profile of the counts of the moment.
 #[test]
 fn a_live_profile_puts_the_counters_pages_in_place() {
     let mut rng = Rng::new(30);
     for word in ALL_VERSIONS {
-        for page in [64usize, 4096] {
+        for page in [8usize, 64, 4096] {
             let fake = FakeObject::new(
                 word,
                 random_shapes(&mut rng, 40),
@@ -815,29 +830,27 @@ fn a_live_profile_puts_the_counters_pages_in_place() {
                 8,
                 notes_with_build_id(&[7; 20]),
             );
-            for (i, c) in fake.counters.iter().enumerate() {
-                // SAFETY: the counters are the fake's; nothing else runs.
-                unsafe { (c as *const u64 as *mut u64).write(10 + i as u64) };
-            }
+            let set_counters = |f: &dyn Fn(usize) -> u64| {
+                for (i, c) in fake.counters.iter().enumerate() {
+                    // SAFETY: the counters are the fake's; nothing else runs.
+                    unsafe { (c as *const u64 as *mut u64).write(f(i)) };
+                }
+            };
+            set_counters(&|i| 10 + i as u64);
             let object = fake.object();
-            let mut measure = Measure::new();
-            let measured = write_live(&object, page, &mut measure).unwrap();
-            let mut bytes = vec![0xa5u8; measure.position()];
-            let mut sink = SliceSink::new(&mut bytes);
-            let pages = write_live(&object, page, &mut sink).unwrap();
-            assert_eq!((sink.position(), pages), (measure.position(), measured));
+            let (bytes, pages) = live_bytes(&object, page);
             let f = fake.format;
-            let header: Vec<u64> = (0..f.header_words)
-                .map(|i| u64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()))
-                .collect();
+            let word_at =
+                |b: &[u8], i: usize| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
             let (ids, num_data, before, num_counters, after) = (
-                header[2] as usize,
-                header[3] as usize,
-                header[4] as usize,
-                header[5] as usize,
-                header[6] as usize,
+                word_at(&bytes, 2) as usize,
+                word_at(&bytes, 3) as usize,
+                word_at(&bytes, 4) as usize,
+                word_at(&bytes, 5) as usize,
+                word_at(&bytes, 6) as usize,
             );
-            let counters_at = 8 * f.header_words + ids + num_data * f.record_size + before;
+            let data = 8 * f.header_words + ids;
+            let counters_at = data + num_data * f.record_size + before;
             let address = fake.counters.as_ptr() as usize;
             assert_eq!(num_counters, fake.counters.len());
             assert_eq!(
@@ -845,65 +858,97 @@ fn a_live_profile_puts_the_counters_pages_in_place() {
                 address % page,
                 "counters congruent to their address"
             );
+            assert_eq!(
+                (counters_at + 8 * num_counters + after) % page,
+                0,
+                "padded to a page"
+            );
+            assert!(before < page && after < page);
             assert_eq!(pages.memory, address & !(page - 1));
             assert_eq!(pages.file_offset, counters_at - address % page);
-            assert_eq!((pages.file_offset + pages.len) % page, 0, "whole pages");
-            assert_eq!(pages.len, address % page + 8 * num_counters + after);
-            assert!(before < page && after < page);
-            // The counters' bytes, then zeros to the end of their last page.
+            assert_eq!(pages.file_offset % page, 0);
+            assert_eq!(
+                pages.file_offset + pages.len,
+                counters_at + 8 * num_counters + after
+            );
             for (i, c) in fake.counters.iter().enumerate() {
-                let at = counters_at + 8 * i;
-                assert_eq!(
-                    u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()),
-                    *c
-                );
+                assert_eq!(word_at(&bytes[counters_at..], i), *c);
             }
+            assert!(bytes[data + num_data * f.record_size..counters_at]
+                .iter()
+                .all(|&b| b == 0));
             let end = counters_at + 8 * num_counters;
             assert!(bytes[end..end + after].iter().all(|&b| b == 0));
-            // No value site in any record, and nothing after the names.
-            let data = 8 * f.header_words + ids;
+            // The plain profile's header and records, but for the paddings
+            // and the value sites.
+            let plain = snapshot(&fake);
+            for i in (0..f.header_words).filter(|&i| i != 4 && i != 6) {
+                assert_eq!(word_at(&bytes, i), word_at(&plain, i), "header word {i}");
+            }
             for r in 0..num_data {
-                let at = data + r * f.record_size + f.num_value_sites;
+                let (live, whole) = (
+                    &bytes[data + r * f.record_size..],
+                    &plain[data + r * f.record_size..],
+                );
+                let sites = f.num_value_sites..f.num_value_sites + 2 * f.value_kinds;
                 assert!(
-                    bytes[at..at + 2 * f.value_kinds].iter().all(|&b| b == 0),
+                    live[sites.clone()].iter().all(|&b| b == 0),
                     "record {r}'s value sites"
+                );
+                assert_eq!(live[..sites.start], whole[..sites.start], "record {r}");
+                assert_eq!(
+                    live[sites.end..f.record_size],
+                    whole[sites.end..f.record_size],
+                    "record {r}"
                 );
             }
             let mut at = end + after;
             if let Some(index) = f.header_num_bitmap_bytes {
-                at += (header[index] as usize).next_multiple_of(8);
+                at += (word_at(&bytes, index) as usize).next_multiple_of(8);
             }
-            let names = header[f.header_names_size] as usize;
+            let names = word_at(&bytes, f.header_names_size) as usize;
             assert_eq!(&bytes[at..at + names], &fake.names[..]);
             assert_eq!(
                 bytes.len(),
                 at + names.next_multiple_of(8),
                 "ends after the names"
             );
-            // The records but for their value sites, as the plain profile has them.
-            let plain = snapshot(&fake);
-            let plain_data = 8 * f.header_words + ids;
-            for r in 0..num_data {
-                let (live, whole) = (data + r * f.record_size, plain_data + r * f.record_size);
-                assert_eq!(
-                    bytes[live..live + f.num_value_sites],
-                    plain[whole..whole + f.num_value_sites]
-                );
-            }
-            // Counting goes on; a mapping shows it in place.
-            for c in &fake.counters {
-                // SAFETY: as above.
-                unsafe { (c as *const u64 as *mut u64).write(c.wrapping_mul(3)) };
-            }
+            // Counting goes on: only the counters' bytes change.
+            set_counters(&|i| 3 * (10 + i as u64) + 1);
+            let (again, pages_again) = live_bytes(&object, page);
+            assert_eq!(pages_again, pages);
+            assert_eq!(again[..counters_at], bytes[..counters_at]);
+            assert_eq!(again[end..], bytes[end..]);
             for (i, c) in fake.counters.iter().enumerate() {
-                bytes[counters_at + 8 * i..counters_at + 8 * i + 8]
-                    .copy_from_slice(&c.to_ne_bytes());
+                assert_eq!(word_at(&again[counters_at..], i), *c);
             }
-            let at = counters_at + 8 * (num_counters - 1);
-            assert_eq!(
-                u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()),
-                3 * (10 + num_counters as u64 - 1)
-            );
         }
     }
+}
+
+/// No page size but a power of two of 8 bytes or more.
+#[test]
+fn a_live_profile_needs_a_page_size_of_8_bytes_or_a_larger_power_of_two() {
+    for bytes in [0usize, 1, 2, 4, 12, 4095, 4097] {
+        assert_eq!(PageSize::new(bytes), None, "{bytes}");
+    }
+    for bytes in [8usize, 64, 4096, 1 << 21] {
+        assert!(PageSize::new(bytes).is_some(), "{bytes}");
+    }
+}
+
+/// An object without counters: no page, no padding.
+#[test]
+fn a_live_profile_without_counters_has_no_page() {
+    let shapes = vec![FunctionShape {
+        counters: 0,
+        bitmap_bytes: 0,
+        sites: [0, 0, 0],
+    }];
+    let fake = FakeObject::new(V10, shapes, 5, 0, Vec::new());
+    let object = fake.object();
+    let (bytes, pages) = live_bytes(&object, 4096);
+    assert_eq!(pages.len, 0);
+    let word_at = |i: usize| u64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
+    assert_eq!((word_at(4), word_at(6)), (0, 0), "no padding");
 }

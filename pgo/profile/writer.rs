@@ -317,6 +317,26 @@ fn put_changed_record<S: Sink>(
     sink.put(copy)
 }
 
+/// A page size a mapped profile can be laid out for: a power of two, at
+/// least 8 bytes (the counters' alignment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageSize(usize);
+
+impl PageSize {
+    /// `bytes` as a page size, if it can be one.
+    pub const fn new(bytes: usize) -> Option<Self> {
+        if bytes.is_power_of_two() && bytes >= 8 {
+            Some(Self(bytes))
+        } else {
+            None
+        }
+    }
+
+    fn mask(self) -> usize {
+        self.0 - 1
+    }
+}
+
 /// Where the counters of a profile written by [`write_live`] are: the
 /// file's bytes `file_offset..file_offset + len` are the object's memory
 /// `memory..memory + len`, whole pages that hold its counters.
@@ -332,20 +352,20 @@ pub struct LivePages {
 
 /// Writes the profile of `object` laid out so that the pages of memory
 /// that hold its counters can be mapped in place of their bytes: at a file
-/// offset congruent to their address modulo `page_size` (a power of two),
+/// offset congruent to their address modulo `page_size`,
 /// with the header's padding before and after the counters filling the
 /// rest of their first and last page, as compiler-rt's continuous mode
 /// lays out a file on Apple. The bytes of those pages that are not
 /// counters are padding to a reader: zeros here, and in a mapping what the
-/// memory holds (kernel linker scripts place the counters on pages of
-/// their own).
+/// memory holds, so a mapping must only be made of counters that have
+/// their pages to themselves.
 ///
 /// Without value data, which has no fixed place: the records are copied
 /// with 0 value sites, since `llvm-profdata` refuses a record with value
 /// sites and no value data. Nor does it name other objects' functions.
 pub fn write_live<S: Sink>(
     object: &ProfiledObject,
-    page_size: usize,
+    page_size: PageSize,
     sink: &mut S,
 ) -> Result<LivePages, WriteError> {
     let version = object.version()?;
@@ -353,15 +373,22 @@ pub fn write_live<S: Sink>(
     let sections = object.sections();
     let mut fields = own_fields(object, &version)?;
     let counters_size = fields.counters_size as usize;
-    let page_mask = page_size.wrapping_sub(1);
+    let page_mask = page_size.mask();
     let counters = sections.counters.start() as usize;
     let counters_end = counters.wrapping_add(counters_size);
     let before = (layout.header_words * 8)
-        .wrapping_add(fields.binary_ids_size as usize)
-        .wrapping_add(fields.num_data as usize * layout.record_size);
-    // The counters at a file offset that is their address modulo a page.
-    let padding_before = (counters.wrapping_sub(before)) & page_mask;
-    let padding_after = (page_size.wrapping_sub(counters_end & page_mask)) & page_mask;
+        .saturating_add(fields.binary_ids_size as usize)
+        .saturating_add((fields.num_data as usize).saturating_mul(layout.record_size));
+    // The counters at a file offset that is their address modulo a page;
+    // no page at all without counters.
+    let (padding_before, padding_after) = if counters_size == 0 {
+        (0, 0)
+    } else {
+        (
+            counters.wrapping_sub(before) & page_mask,
+            page_size.0.wrapping_sub(counters_end & page_mask) & page_mask,
+        )
+    };
     fields.padding_before_counters = padding_before as u64;
     fields.padding_after_counters = padding_after as u64;
     let (words, used) = header(&version, &fields);
@@ -394,7 +421,9 @@ pub fn write_live<S: Sink>(
     let len = if counters_size == 0 {
         0
     } else {
-        (counters & page_mask) + counters_size + padding_after
+        (counters & page_mask)
+            .saturating_add(counters_size)
+            .saturating_add(padding_after)
     };
     Ok(LivePages {
         file_offset,

@@ -32,19 +32,30 @@ check "the tree is configured with CONFIG_PGO_CLANG_COUNTER_RELOCATION" \
 mkdir -p "$KPGO_TEST_OUT"
 
 # updates OBJECT: "BIAS_LOADS DIRECT_UPDATES RUST_BIAS_LOADS" of OBJECT's code.
+# A direct update addresses the counters RIP-relative: __llvm_prf_cnts, or
+# the __profc_ symbol of a COMDAT function's own counters.
 updates() {
 	"$llvm/llvm-objdump" -dr --no-show-raw-insn "$1" | awk '
 		/^[0-9a-f]+ <.*>:$/ { f = $2 }
 		/R_X86_64_PC32\t__llvm_profile_counter_bias/ { b++; if (f ~ /^<_R/) r++ }
-		/R_X86_64_PC32\t__llvm_prf_cnts/ { d++ }
+		/R_X86_64_PC32\t(__llvm_prf_cnts|__profc_)/ { d++ }
 		END { print b + 0, d + 0, r + 0 }'
 }
 read -r loads direct rust < <(updates "$KPGO_TREE/vmlinux.o")
 check "vmlinux: every counter update goes through the bias ($loads bias loads, $direct direct updates)" \
 	test "$loads" -gt 0 -a "$direct" -eq 0
 check "vmlinux: the kernel crate's Rust functions load the bias too ($rust loads)" test "$rust" -gt 0
-defs=$("$llvm/llvm-nm" "$KPGO_TREE/vmlinux" | grep -c ' __llvm_profile_counter_bias$')
-check "vmlinux has one __llvm_profile_counter_bias ($defs)" test "$defs" -eq 1
+# One, kernel/pgo's (initialized data, .data..read_mostly): without it, the
+# linker would keep a copy of the objects' weak hidden .bss definition.
+defs=$("$llvm/llvm-nm" "$KPGO_TREE/vmlinux" | grep ' __llvm_profile_counter_bias$' | tr '\n' ' ')
+glue=$("$llvm/llvm-readelf" -s --wide "$KPGO_TREE/kernel/pgo/glue.o" |
+	awk '$8 == "__llvm_profile_counter_bias" { print $5, $7 }')
+section=$("$llvm/llvm-readelf" -S --wide "$KPGO_TREE/kernel/pgo/glue.o" |
+	sed -n "s/^ *\[ *${glue#* }\] \([^ ]*\) .*/\1/p")
+check "vmlinux has one __llvm_profile_counter_bias, initialized data ($defs)" \
+	bash -c '[[ $1 =~ ^[0-9a-f]+\ [dD]\ __llvm_profile_counter_bias\ $ ]]' _ "$defs"
+check "kernel/pgo/glue.o defines it, global, read-mostly (${glue%% *} in ${section:-?})" \
+	test "${glue%% *}" = GLOBAL -a "$section" = .data..read_mostly
 
 # The test modules, C and Rust, built against this tree by the end-to-end
 # tests below; each then checked.
@@ -58,19 +69,21 @@ status=0
 "$here/rust.sh" || status=1
 check "tests/kernel/rust.sh on the relocation kernel" test "$status" -eq 0
 
-line=$(bash -c 'source "$1/include/config/auto.conf" 2>/dev/null; echo "${CONFIG_X86_L1_CACHE_SHIFT:-6}"' _ "$KPGO_TREE")
-line=$((1 << line))
+shift=$(sed -n 's/^CONFIG_X86_L1_CACHE_SHIFT=//p' "$KPGO_TREE/.config")
+check "the tree's cache line is configured (CONFIG_X86_L1_CACHE_SHIFT=${shift:-?})" test -n "$shift"
+line=$((1 << ${shift:-6}))
 for ko in "$KPGO_TEST_OUT/test-modules/pgo_test_a.ko" "$KPGO_TEST_OUT/test-modules-rust/pgo_test_rust.ko"; do
 	name=$(basename "$ko")
 	read -r loads direct _ < <(updates "$ko")
 	check "$name: every counter update goes through the bias ($loads bias loads, $direct direct updates)" \
 		test "$loads" -gt 0 -a "$direct" -eq 0
 	# [Nr] Name Type Address Off Size ES Flg Lk Inf Al
-	section=$("$llvm/llvm-readelf" -S --wide "$ko" | sed -n 's/^ *\[ *[0-9]*\] __llvm_prf_bias *//p')
-	read -r _ _ _ size _ _ _ _ align <<<"$section"
+	section=$("$llvm/llvm-readelf" -S --wide "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] __llvm_prf_bias */\1 /p')
+	read -r index _ _ _ size _ _ _ _ align <<<"$section"
 	check "$name: __llvm_prf_bias is one cache line, aligned to it (size 0x${size:-?}, alignment ${align:-?}, line $line)" \
 		test "$((16#${size:-0}))" -eq "$line" -a "${align:-0}" -eq "$line"
-	symbol=$("$llvm/llvm-readelf" -s --wide "$ko" | awk '$8 == "__llvm_profile_counter_bias" { print $5, $6 }')
-	check "$name: its bias is the module's own, a weak hidden definition ($symbol)" test "$symbol" = "WEAK HIDDEN"
+	symbol=$("$llvm/llvm-readelf" -s --wide "$ko" | awk '$8 == "__llvm_profile_counter_bias" { print $5, $6, $7 }')
+	check "$name: its bias is the module's own, a weak hidden definition in __llvm_prf_bias ($symbol; section $index)" \
+		test "$symbol" = "WEAK HIDDEN ${index:-?}"
 done
 summary reloc
