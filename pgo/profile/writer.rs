@@ -210,11 +210,7 @@ fn write<S: Sink>(
         padding_after_counters: padding_to_8(all_counters_size) as u64,
         ..own
     };
-    let (words, used) = header(&version, &fields);
-    for word in &words[..used] {
-        sink.put_u64(*word)?;
-    }
-    write_binary_ids(object, sink)?;
+    put_header(object, &version, &fields, sink)?;
 
     // Nothing writes data records or names any more: plain copies, but
     // for the address of a function that is gone.
@@ -294,6 +290,20 @@ fn own_fields(object: &ProfiledObject, version: &ProfileVersion) -> Result<Heade
         padding_before_counters: 0,
         padding_after_counters: padding_to_8(counters_size) as u64,
     })
+}
+
+/// Writes the header of `version` with `fields`, then `object`'s binary ids.
+fn put_header<S: Sink>(
+    object: &ProfiledObject,
+    version: &ProfileVersion,
+    fields: &HeaderFields,
+    sink: &mut S,
+) -> Result<(), Overflow> {
+    let (words, used) = header(version, fields);
+    for word in &words[..used] {
+        sink.put_u64(*word)?;
+    }
+    write_binary_ids(object, sink)
 }
 
 /// Writes the data record `bytes` with `field` at offset `at` instead of
@@ -391,11 +401,7 @@ pub fn write_live<S: Sink>(
     };
     fields.padding_before_counters = padding_before as u64;
     fields.padding_after_counters = padding_after as u64;
-    let (words, used) = header(&version, &fields);
-    for word in &words[..used] {
-        sink.put_u64(*word)?;
-    }
-    write_binary_ids(object, sink)?;
+    put_header(object, &version, &fields, sink)?;
     let num_data = fields.num_data as usize;
     let records = static_bytes(&sections.data, num_data * layout.record_size);
     let no_sites = [0u8; 2 * MAX_VALUE_KINDS];
