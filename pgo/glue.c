@@ -11,8 +11,11 @@
  * hooks call kpgo_hook_enter() and kpgo_hook_exit().
  */
 #include <linux/export.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
 #include <linux/init.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
@@ -81,6 +84,74 @@ long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
 	status = zlib_inflate(&stream, Z_FINISH);
 	zlib_inflateEnd(&stream);
 	return status == Z_STREAM_END ? (long)stream.total_out : -1;
+}
+
+/*
+ * pgo/live/ files (runtime/live.rs): pages of counters, referenced so that
+ * a mapping keeps them after their module is gone, and zeroed pages for
+ * the rest of the file. The counters are in vmlinux's image or in module
+ * memory (vmalloc); anything else has no page here.
+ */
+struct page *kpgo_get_page_of(const void *addr)
+{
+	struct page *page;
+
+	if (is_vmalloc_or_module_addr(addr))
+		page = vmalloc_to_page(addr);
+	else if (__is_kernel((unsigned long)addr))
+		page = virt_to_page(lm_alias(addr));
+	else
+		return NULL;
+	if (page)
+		get_page(page);
+	return page;
+}
+
+struct page *kpgo_alloc_zeroed_page(void)
+{
+	return alloc_page(GFP_KERNEL | __GFP_ZERO);
+}
+
+void kpgo_put_page(struct page *page)
+{
+	put_page(page);
+}
+
+void *kpgo_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+/* The file's size, for fstat() and SEEK_END, once its pages are known. */
+void kpgo_set_file_size(struct file *file, loff_t size)
+{
+	i_size_write(file_inode(file), size);
+}
+
+/*
+ * A live file's mapping is read only for good (no mprotect() to write),
+ * never grows, and lies inside the file: the first page it maps and how
+ * many, or an error.
+ */
+int kpgo_mmap_range(struct vm_area_struct *vma, unsigned long file_pages,
+		    unsigned long *first, unsigned long *count)
+{
+	if (vma->vm_flags & VM_WRITE)
+		return -EACCES;
+	if (vma->vm_pgoff >= file_pages ||
+	    vma_pages(vma) > file_pages - vma->vm_pgoff)
+		return -EINVAL;
+	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYWRITE);
+	*first = vma->vm_pgoff;
+	*count = vma_pages(vma);
+	return 0;
+}
+
+/* The nth page of the mapping: it takes its own reference. */
+int kpgo_map_page(struct vm_area_struct *vma, unsigned long nth,
+		  struct page *page)
+{
+	return vm_insert_page(vma, vma->vm_start + (nth << PAGE_SHIFT), page);
 }
 
 /* A profile read that has to start again stops for a fatal signal. */

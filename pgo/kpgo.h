@@ -31,6 +31,19 @@ size_t kpgo_inflate_workspace_size(void);
 long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
 		  void *workspace);
 
+struct file;
+struct page;
+struct vm_area_struct;
+struct page *kpgo_get_page_of(const void *addr);
+struct page *kpgo_alloc_zeroed_page(void);
+void kpgo_put_page(struct page *page);
+void *kpgo_page_address(struct page *page);
+void kpgo_set_file_size(struct file *file, loff_t size);
+int kpgo_mmap_range(struct vm_area_struct *vma, unsigned long file_pages,
+		    unsigned long *first, unsigned long *count);
+int kpgo_map_page(struct vm_area_struct *vma, unsigned long nth,
+		  struct page *page);
+
 #ifdef CONFIG_MODULES
 void kpgo_hook_enter(void);
 void kpgo_hook_exit(void);

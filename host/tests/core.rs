@@ -12,7 +12,7 @@ use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
     LAYOUT_V10, LAYOUT_V8,
 };
-use kpgo::profile::sections::ProfiledObject;
+use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections};
 use kpgo::profile::sink::{Measure, Sink, SliceSink};
 use kpgo::profile::writer::{profile_size, serialize, write_live, LivePages, PageSize, WriteError};
 
@@ -951,4 +951,41 @@ fn a_live_profile_without_counters_has_no_page() {
     assert_eq!(pages.len, 0);
     let word_at = |i: usize| u64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
     assert_eq!((word_at(4), word_at(6)), (0, 0), "no padding");
+}
+
+/// Pages may be mapped only if they lie inside the counters' own pages
+/// (`Sections::counter_pages`): a page that starts before the counters,
+/// or ends past their padding, holds other data.
+#[test]
+fn live_pages_are_mapped_only_inside_the_counters_own_pages() {
+    let at = |address: usize| address as *mut u8;
+    let sections = |start: usize, len: usize| Sections {
+        counter_pages: SectionRange::from_len(at(start), len),
+        ..Sections::EMPTY
+    };
+    let pages = |memory: usize, len: usize| LivePages {
+        file_offset: 0,
+        memory,
+        len,
+    };
+    let padded = sections(0x10000, 0x3000);
+    assert!(pages(0x10000, 0x3000).only_counters(&padded));
+    assert!(pages(0x10000, 0x1000).only_counters(&padded));
+    assert!(
+        !pages(0xf000, 0x2000).only_counters(&padded),
+        "starts before"
+    );
+    assert!(!pages(0x10000, 0x4000).only_counters(&padded), "ends past");
+    assert!(
+        !pages(usize::MAX - 0xfff, 0x2000).only_counters(&padded),
+        "wraps"
+    );
+    // Counters at 0x10008 that are not padded: their first page begins
+    // with 8 bytes of something else.
+    let unaligned = sections(0x10008, 0xff8);
+    assert!(!pages(0x10000, 0x1000).only_counters(&unaligned));
+    assert!(
+        pages(0x10000, 0).only_counters(&unaligned),
+        "no page, nothing shown"
+    );
 }

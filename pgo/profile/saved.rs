@@ -190,6 +190,7 @@ impl SavedLayout {
         let saved_sections = Sections {
             data: self.data.range(buffer),
             counters,
+            counter_pages: counters,
             bitmap,
             names: self.names.range(buffer),
             values: heads,

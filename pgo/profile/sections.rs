@@ -92,7 +92,7 @@ impl SectionRange {
     }
 
     /// The first address.
-    pub fn start(&self) -> *mut u8 {
+    pub const fn start(&self) -> *mut u8 {
         self.start
     }
 
@@ -118,6 +118,10 @@ pub struct Sections {
     pub data: SectionRange,
     /// `__llvm_prf_cnts`: the counters.
     pub counters: SectionRange,
+    /// The counters and the zero padding after them that no other data
+    /// shares: whole pages where the linker script aligned and padded
+    /// them (the kernel's do), else `counters` itself.
+    pub counter_pages: SectionRange,
     /// `__llvm_prf_bits`: MC/DC bitmap bytes (raw versions 9 and 10).
     pub bitmap: SectionRange,
     /// `__llvm_prf_names`: compressed function names.
@@ -136,6 +140,7 @@ impl Sections {
     pub const EMPTY: Self = Self {
         data: SectionRange::EMPTY,
         counters: SectionRange::EMPTY,
+        counter_pages: SectionRange::EMPTY,
         bitmap: SectionRange::EMPTY,
         names: SectionRange::EMPTY,
         values: SectionRange::EMPTY,
@@ -495,6 +500,19 @@ pub(crate) enum LiveChunk<'a> {
     Byte(&'a AtomicU8),
 }
 
+impl LiveChunk<'_> {
+    /// Loads it (relaxed) into the first bytes of `dst`, which has room.
+    #[inline(always)]
+    pub(crate) fn copy_to(&self, dst: &mut [u8]) {
+        match self {
+            Self::Word(word) => {
+                dst[..8].copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes())
+            }
+            Self::Byte(byte) => dst[0] = byte.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// The walk over the `len` bytes at `start`, memory that others may be
 /// writing at the same time (counters, bitmap, site heads, node pool),
 /// with atomics: single bytes up to the first 8-byte boundary, aligned
@@ -694,6 +712,10 @@ macro_rules! linked_image {
                     &raw mut __stop___llvm_prf_data,
                 ),
                 counters: SectionRange::new(
+                    &raw mut __start___llvm_prf_cnts,
+                    &raw mut __stop___llvm_prf_cnts,
+                ),
+                counter_pages: SectionRange::new(
                     &raw mut __start___llvm_prf_cnts,
                     &raw mut __stop___llvm_prf_cnts,
                 ),

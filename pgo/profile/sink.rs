@@ -6,9 +6,7 @@
 //! serialize it ([`SliceSink`]), so the computed size is the written size by
 //! construction, as long as the object did not change in between.
 
-use core::sync::atomic::Ordering;
-
-use super::sections::{live_chunks, LiveChunk};
+use super::sections::live_chunks;
 
 /// The buffer was too small for the profile (it grew since it was
 /// measured, or the caller passed a short buffer).
@@ -127,12 +125,7 @@ impl Sink for SliceSink<'_> {
         let dst = self.claim(len)?;
         // SAFETY: the caller's contract is the walk's.
         let chunks = unsafe { live_chunks(src.cast_mut(), len) };
-        chunks.for_each(|(offset, chunk)| match chunk {
-            LiveChunk::Word(word) => {
-                dst[offset..offset + 8].copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes())
-            }
-            LiveChunk::Byte(byte) => dst[offset] = byte.load(Ordering::Relaxed),
-        });
+        chunks.for_each(|(offset, chunk)| chunk.copy_to(&mut dst[offset..]));
         Ok(())
     }
 

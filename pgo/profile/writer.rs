@@ -25,7 +25,7 @@ use super::format::{
     header, padding_to_8, value_record_header_size, FormatError, HeaderFields, Layout,
     ProfileVersion, MAX_VALUES_PER_SITE, MAX_VALUE_KINDS, VALUE_DATA_SIZE,
 };
-use super::sections::{DataRecord, ProfiledObject, SectionRange};
+use super::sections::{DataRecord, ProfiledObject, SectionRange, Sections};
 use super::sink::{Measure, Overflow, Sink, SliceSink};
 
 /// Why a profile could not be written.
@@ -358,6 +358,22 @@ pub struct LivePages {
     pub memory: usize,
     /// Bytes of the pages: 0 if the object has no counter.
     pub len: usize,
+}
+
+impl LivePages {
+    /// Whether these pages hold nothing but the counters of `sections`
+    /// and the padding after them that no other data shares
+    /// (`Sections::counter_pages`): only then may they be mapped.
+    pub fn only_counters(&self, sections: &Sections) -> bool {
+        let pages = &sections.counter_pages;
+        let start = pages.start() as usize;
+        self.len == 0
+            || (self.memory >= start
+                && self
+                    .memory
+                    .checked_add(self.len)
+                    .is_some_and(|end| end <= start.saturating_add(pages.len())))
+    }
 }
 
 /// Writes the profile of `object` laid out so that the pages of memory

@@ -10,6 +10,11 @@
 //!   with a write handler, and profiles must stay readable there. Opening
 //!   one for writing is refused (`EACCES`), so nothing is serialized for
 //!   it.
+//! - `live/vmlinux.profraw`, `live/<module>.profraw` (0400): the live
+//!   object's profile (`live`), its counter pages the object's own, to
+//!   read or to map read-only; no value profiles. Only while the module
+//!   is loaded (`ENODEV`); a mapping keeps the pages, with the last counts,
+//!   after an unload. Under lockdown debugfs refuses it (it has `mmap`).
 //! - `reset` (0200): `1` or `all` resets every object (saved profiles
 //!   freed too), `vmlinux` the kernel image, `module:<name>` the module
 //!   `<name>` whatever its name, `<name>` the module `<name>` when it is

@@ -46,6 +46,13 @@ pub(crate) trait SnapshotSource {
     fn snapshot(key: usize) -> Result<KVVec<u8>>;
 }
 
+/// A read-only file that can be mapped: its pages are put together once,
+/// when it is opened.
+pub(crate) trait MappedSource {
+    /// The pages of the file created with `key`, as of now.
+    fn pages(key: usize) -> Result<FilePages>;
+}
+
 /// A write-only file that takes short commands.
 pub(crate) trait CommandSink {
     /// Applies `command`: what was written, at most [`MAX_COMMAND`] bytes,
@@ -69,6 +76,39 @@ impl Dir {
     /// nothing is serialized for a writer.
     pub(crate) fn snapshot_file<S: SnapshotSource>(&self, name: &CStr, key: usize) -> Result {
         self.create_file(name, 0o400, key, &SnapshotFile::<S>::FOPS)
+    }
+
+    /// Creates `name`, mode 0400, serving the pages `M` puts together for
+    /// `key` at each open, to read and to map read-only. Opening it for
+    /// writing is refused (`-EACCES`).
+    ///
+    /// debugfs's full proxy has no `mmap`: the file is created without it
+    /// (`debugfs_create_file_unsafe`). Its handlers use nothing that its
+    /// removal frees: the key names what is never freed (the caller's
+    /// `M` says so), and an open file holds its own pages.
+    pub(crate) fn mapped_file<M: MappedSource>(&self, name: &CStr, key: usize) -> Result {
+        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
+        // invariant), the table static; `key` is never dereferenced here.
+        let dentry = unsafe {
+            bindings::debugfs_create_file_unsafe(
+                name.as_char_ptr(),
+                0o400,
+                self.0,
+                key as *mut c_void,
+                &MappedFile::<M>::FOPS,
+            )
+        };
+        from_err_ptr(dentry).map(|_| ())
+    }
+
+    /// Creates the directory `name` in this one. It is removed with this
+    /// one, or before it when it is dropped first.
+    pub(crate) fn subdirectory(&self, name: &CStr) -> Result<Self> {
+        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
+        // invariant).
+        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), self.0) };
+        // INVARIANT: as in `create`.
+        Ok(Self(from_err_ptr(dentry)?))
     }
 
     /// Creates `name`, mode 0200, whose writes are commands for `C`; it
@@ -127,7 +167,7 @@ impl<S: SnapshotSource> SnapshotFile<S> {
         open: Some(snapshot_open::<S>),
         read: Some(snapshot_read),
         llseek: Some(bindings::default_llseek),
-        release: Some(snapshot_release),
+        release: Some(release_attached::<KVVec<u8>>),
         ..NO_FOPS
     };
 }
@@ -144,6 +184,325 @@ impl<C: CommandSink> CommandFile<C> {
     };
 }
 
+/// One reference to a page of memory that others may share: the kernel
+/// code that writes it (live pages), the mappings made of it.
+///
+/// # Invariants
+///
+/// `self.0` is a page on which `self` holds one reference.
+pub(crate) struct PageRef(ptr::NonNull<c_void>);
+
+// SAFETY: a reference may be dropped by any task; a shared `PageRef` only
+// gives the page's address.
+unsafe impl Send for PageRef {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for PageRef {}
+
+impl PageRef {
+    /// A reference to the page of kernel memory at `address`: vmlinux's
+    /// image or module memory (`ENXIO` for anything else). It keeps the
+    /// page after the memory is freed (a module's, at its unload).
+    ///
+    /// # Safety
+    ///
+    /// `address` is mapped for the call.
+    pub(crate) unsafe fn of_memory(address: usize) -> Result<Self> {
+        // SAFETY: `address` is mapped (the function's contract);
+        // `kpgo_get_page_of` takes a reference if it finds a page.
+        let page = unsafe { kpgo_get_page_of(address as *const c_void) };
+        // INVARIANT: the reference just taken.
+        ptr::NonNull::new(page).map(Self).ok_or(ENXIO)
+    }
+
+    /// The page's address in the kernel's linear map.
+    fn address(&self) -> *mut u8 {
+        // SAFETY: `self.0` is a page we hold (type invariant).
+        unsafe { kpgo_page_address(self.0.as_ptr()) }.cast()
+    }
+}
+
+impl Drop for PageRef {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference `self` holds (type invariant).
+        unsafe { kpgo_put_page(self.0.as_ptr()) };
+    }
+}
+
+/// A zeroed page that nothing else refers to yet: it is written through
+/// [`Self::bytes`], then shared ([`Self::share`]) and never written again.
+///
+/// # Invariants
+///
+/// `self.0` holds the only reference to its page.
+pub(crate) struct OwnedPage(PageRef);
+
+impl OwnedPage {
+    /// A new zeroed page. Where the caller may sleep.
+    pub(crate) fn zeroed() -> Result<Self> {
+        // SAFETY: no precondition beyond the caller's, who may sleep.
+        let page = unsafe { kpgo_alloc_zeroed_page() };
+        // INVARIANT: a new page has one reference, this one.
+        ptr::NonNull::new(page)
+            .map(|page| Self(PageRef(page)))
+            .ok_or(ENOMEM)
+    }
+
+    /// Its bytes.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: a page of `PAGE_SIZE` bytes, mapped in the linear map,
+        // which only this reference reaches (type invariant) and `&mut
+        // self` borrows.
+        unsafe { core::slice::from_raw_parts_mut(self.0.address(), kernel::page::PAGE_SIZE) }
+    }
+
+    /// The page, shared from now on and read only.
+    pub(crate) fn share(self) -> PageRef {
+        self.0
+    }
+}
+
+/// The pages of a mapped file ([`MappedSource`]): live pages, which kernel
+/// code writes while the file is open and which are read with atomic
+/// loads, and copies, written before they were shared and never after.
+///
+/// # Invariants
+///
+/// `pages` holds `len.div_ceil(PAGE_SIZE)` pages; those at the indexes of
+/// `live` are live pages, every other one is a shared [`OwnedPage`].
+pub(crate) struct FilePages {
+    pages: KVVec<PageRef>,
+    live: core::ops::Range<usize>,
+    len: usize,
+}
+
+impl FilePages {
+    /// The pages of a file of `len` bytes, in order: `live` first with
+    /// the live pages (each `PageRef::of_memory` of memory written only
+    /// by kernel code and atomics), then `copies` for the other indexes,
+    /// in order. `EINVAL` if the counts do not fit.
+    pub(crate) fn new(
+        len: usize,
+        live: core::ops::Range<usize>,
+        live_pages: KVVec<PageRef>,
+        copies: KVVec<OwnedPage>,
+    ) -> Result<Self> {
+        let count = len.div_ceil(kernel::page::PAGE_SIZE);
+        if live_pages.len() != live.len() || live.end > count || copies.len() != count - live.len()
+        {
+            return Err(EINVAL);
+        }
+        let mut pages = KVVec::with_capacity(count, GFP_KERNEL)?;
+        let mut copies = copies.into_iter();
+        let mut live_pages = live_pages.into_iter();
+        for index in 0..count {
+            let page = if live.contains(&index) {
+                live_pages.next()
+            } else {
+                copies.next().map(OwnedPage::share)
+            };
+            pages.push(page.ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        // INVARIANT: `count` pages, live ones at `live`, copies elsewhere.
+        Ok(Self { pages, live, len })
+    }
+
+    /// Copies the file's bytes from `pos` into `out`: how many (0 at the
+    /// end). A counter split across two reads may mix two values.
+    fn read_at(&self, pos: usize, out: &mut [u8]) -> usize {
+        let mut done = 0;
+        while done < out.len() && pos.saturating_add(done) < self.len {
+            let at = pos + done;
+            let (index, offset) = (at / kernel::page::PAGE_SIZE, at % kernel::page::PAGE_SIZE);
+            let n = (kernel::page::PAGE_SIZE - offset)
+                .min(out.len() - done)
+                .min(self.len - at);
+            let dst = &mut out[done..done + n];
+            let src = self.pages[index].address().wrapping_add(offset);
+            if self.live.contains(&index) {
+                // SAFETY: `n` bytes inside a live page, mapped while `self`
+                // holds it, written only by kernel code and atomics (type
+                // invariant).
+                let chunks = unsafe { crate::profile::sections::live_chunks(src, n) };
+                chunks.for_each(|(offset, chunk)| chunk.copy_to(&mut dst[offset..]));
+            } else {
+                // SAFETY: `n` bytes inside a copy, which nothing writes
+                // once shared (type invariant).
+                dst.copy_from_slice(unsafe { core::slice::from_raw_parts(src, n) });
+            }
+            done += n;
+        }
+        done
+    }
+}
+
+/// The `file_operations` of a [`MappedSource`] file.
+struct MappedFile<M>(PhantomData<M>);
+
+impl<M: MappedSource> MappedFile<M> {
+    const FOPS: bindings::file_operations = bindings::file_operations {
+        open: Some(mapped_open::<M>),
+        read: Some(mapped_read),
+        llseek: Some(bindings::default_llseek),
+        mmap: Some(mapped_mmap),
+        release: Some(release_attached::<FilePages>),
+        ..NO_FOPS
+    };
+}
+
+/// Puts the pages together and hands them to the open file.
+///
+/// # Safety
+///
+/// Called by the VFS as `open` of a file created by [`Dir::mapped_file`]:
+/// `inode` and `file` are valid for the call.
+unsafe extern "C" fn mapped_open<M: MappedSource>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    let make = |key| {
+        let pages = M::pages(key)?;
+        // SAFETY: `file` is being opened (the function's contract).
+        unsafe { kpgo_set_file_size(file.cast(), pages.len as bindings::loff_t) };
+        Ok(pages)
+    };
+    // SAFETY: the function's contract; the release is
+    // `release_attached::<FilePages>`.
+    unsafe { attach_on_open(inode, file, make) }
+}
+
+/// # Safety
+///
+/// Called by the VFS as `read` of a file opened by [`mapped_open`]:
+/// `file` and `pos` are valid, `buf` is a user pointer of `count` bytes.
+unsafe extern "C" fn mapped_read(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    count: usize,
+    pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `mapped_open` attached the pages, `pos` is valid (the
+    // function's contract).
+    let (pages, start) = unsafe { (attached::<FilePages>(file), *pos) };
+    let Ok(start) = usize::try_from(start) else {
+        return EINVAL.to_errno() as isize;
+    };
+    let mut writer = UserSlice::new(buf as usize, count).writer();
+    let mut chunk = [0u8; 256];
+    let mut done = 0;
+    while done < count {
+        let want = chunk.len().min(count - done);
+        let got = pages.read_at(start.saturating_add(done), &mut chunk[..want]);
+        if got == 0 {
+            break;
+        }
+        if let Err(error) = writer.write_slice(&chunk[..got]) {
+            if done == 0 {
+                return error.to_errno() as isize;
+            }
+            break;
+        }
+        done += got;
+    }
+    // SAFETY: `pos` is valid (the function's contract).
+    unsafe { *pos += done as bindings::loff_t };
+    done as isize
+}
+
+/// Maps the file's pages read-only: the live pages are the memory the
+/// kernel writes, so the mapping sees it change.
+///
+/// # Safety
+///
+/// Called by the VFS as `mmap` of a file opened by [`mapped_open`], with
+/// `vma`'s mmap lock held for writing.
+unsafe extern "C" fn mapped_mmap(
+    file: *mut bindings::file,
+    vma: *mut bindings::vm_area_struct,
+) -> c_int {
+    // SAFETY: `mapped_open` attached the pages (the function's contract).
+    let pages = unsafe { attached::<FilePages>(file) };
+    let (mut first, mut count) = (0, 0);
+    // SAFETY: `vma` is being set up under its mmap lock (the function's
+    // contract).
+    let status =
+        unsafe { kpgo_mmap_range(vma.cast(), pages.pages.len() as _, &mut first, &mut count) };
+    if status != 0 {
+        return status;
+    }
+    for nth in 0..count {
+        // SAFETY: `first + count` pages lie inside the file
+        // (`kpgo_mmap_range`); each mapped page gets its own reference.
+        let status = unsafe {
+            kpgo_map_page(
+                vma.cast(),
+                nth,
+                pages.pages[(first + nth) as usize].0.as_ptr(),
+            )
+        };
+        if status != 0 {
+            return status;
+        }
+    }
+    0
+}
+
+/// What `open` attached to `file` (see [`attach_on_open`]).
+///
+/// # Safety
+///
+/// `file` is valid, and an [`attach_on_open`] for `T` opened it: the
+/// reference lives until the release, which the VFS never runs during
+/// another call of the file.
+unsafe fn attached<'a, T>(file: *mut bindings::file) -> &'a T {
+    // SAFETY: the function's contract.
+    unsafe { &*((*file).private_data as *const T) }
+}
+
+/// The common part of `open`: refuses a writer (`-EACCES`), makes the
+/// file's `T` from the key it was created with and attaches it.
+///
+/// # Safety
+///
+/// Called from the VFS's `open`: `inode` and `file` are valid for the
+/// call, and the file's `release` is [`release_attached::<T>`].
+unsafe fn attach_on_open<T>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+    make: impl FnOnce(usize) -> Result<T>,
+) -> c_int {
+    // SAFETY: both are valid for the call (the function's contract);
+    // `i_private` holds the key the file was created with.
+    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
+    if mode & FMODE_WRITE != 0 {
+        return EACCES.to_errno();
+    }
+    let attached = match make(key).and_then(|value| Ok(KBox::new(value, GFP_KERNEL)?)) {
+        Ok(attached) => attached,
+        Err(error) => return error.to_errno(),
+    };
+    // SAFETY: `file` is being opened: its `private_data` is ours until
+    // `release_attached` takes it back.
+    unsafe { (*file).private_data = KBox::into_raw(attached).cast() };
+    0
+}
+
+/// Frees what [`attach_on_open`] attached. Mappings keep their own page
+/// references.
+///
+/// # Safety
+///
+/// Called by the VFS as `release` of a file that an [`attach_on_open`]
+/// for `T` opened (a failed open is never released).
+unsafe extern "C" fn release_attached<T>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `private_data` is `attach_on_open`'s `KBox::into_raw`,
+    // released exactly once, here.
+    drop(unsafe { KBox::from_raw((*file).private_data as *mut T) });
+    0
+}
+
 /// Produces the snapshot and hands it to the open file.
 ///
 /// # Safety
@@ -154,20 +513,9 @@ unsafe extern "C" fn snapshot_open<S: SnapshotSource>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: both are valid for the call (the function's contract);
-    // `i_private` holds the key the file was created with.
-    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
-    if mode & FMODE_WRITE != 0 {
-        return EACCES.to_errno();
-    }
-    let bytes = match S::snapshot(key).and_then(|bytes| Ok(KBox::new(bytes, GFP_KERNEL)?)) {
-        Ok(bytes) => bytes,
-        Err(error) => return error.to_errno(),
-    };
-    // SAFETY: `file` is being opened (the function's contract): its
-    // `private_data` is ours until `snapshot_release` takes it back.
-    unsafe { (*file).private_data = KBox::into_raw(bytes).cast() };
-    0
+    // SAFETY: the function's contract; the release is
+    // `release_attached::<KVVec<u8>>`.
+    unsafe { attach_on_open(inode, file, S::snapshot) }
 }
 
 /// # Safety
@@ -180,9 +528,8 @@ unsafe extern "C" fn snapshot_read(
     count: usize,
     pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: `private_data` holds the bytes `snapshot_open` attached, freed
-    // only by `snapshot_release`, which the VFS never runs during a read.
-    let bytes = unsafe { &*((*file).private_data as *const KVVec<u8>) };
+    // SAFETY: `snapshot_open` attached the bytes (the function's contract).
+    let bytes = unsafe { attached::<KVVec<u8>>(file) };
     // SAFETY: `buf`/`count` are the user's buffer and `pos` the position
     // (the function's contract); `bytes` is readable for its length.
     unsafe {
@@ -194,19 +541,6 @@ unsafe extern "C" fn snapshot_read(
             bytes.len(),
         )
     }
-}
-
-/// # Safety
-///
-/// Called by the VFS as `release` of a file opened by [`snapshot_open`].
-unsafe extern "C" fn snapshot_release(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: `private_data` is `snapshot_open`'s `KBox::into_raw` (a failed
-    // open is never released), released exactly once, here.
-    drop(unsafe { KBox::from_raw((*file).private_data as *mut KVVec<u8>) });
-    0
 }
 
 /// A command file reads as empty, so that copying the directory copies no
@@ -260,8 +594,22 @@ fn read_command(
     Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
-// glue.c.
+// glue.c. A `struct page`, `struct file` or `struct vm_area_struct` is
+// only passed back to C: `c_void` (bindgen's layouts of some of their
+// fields are not FFI-safe).
 extern "C" {
+    fn kpgo_get_page_of(address: *const c_void) -> *mut c_void;
+    fn kpgo_alloc_zeroed_page() -> *mut c_void;
+    fn kpgo_put_page(page: *mut c_void);
+    fn kpgo_page_address(page: *mut c_void) -> *mut c_void;
+    fn kpgo_set_file_size(file: *mut c_void, size: bindings::loff_t);
+    fn kpgo_mmap_range(
+        vma: *mut c_void,
+        file_pages: core::ffi::c_ulong,
+        first: *mut core::ffi::c_ulong,
+        count: *mut core::ffi::c_ulong,
+    ) -> c_int;
+    fn kpgo_map_page(vma: *mut c_void, nth: core::ffi::c_ulong, page: *mut c_void) -> c_int;
     fn kpgo_cond_resched();
     fn kpgo_fatal_signal_pending() -> bool;
     fn kpgo_inflate_workspace_size() -> usize;
@@ -650,6 +998,7 @@ mod modules {
             let sections = Sections {
                 data: range(pgo.data, pgo.data_size),
                 counters: range(pgo.counters, pgo.counters_size),
+                counter_pages: range(pgo.counters, pgo.counter_pages_size),
                 bitmap: range(pgo.bitmap, pgo.bitmap_size),
                 names: range(pgo.names, pgo.names_size),
                 values: range(pgo.values, pgo.values_size),

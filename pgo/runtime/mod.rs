@@ -13,6 +13,8 @@
 //! - `callees`: the other objects' functions a profile names, looked up
 //!   when it is read.
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
+//! - `live`: `pgo/live/<object>.profraw`, whose counter pages are the
+//!   object's counters, to read or map.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
 //!   `file_operations`, the module notifier, preemption and RCU sections,
 //!   deferred frees, a rate limit); with `glue.c`, the C side.
@@ -23,6 +25,7 @@ mod callees;
 mod debugfs;
 mod hooks;
 mod kernel_api;
+mod live;
 mod objects;
 mod registry;
 mod snapshot;

@@ -51,19 +51,33 @@ use kernel::prelude::*;
 
 #[cfg(CONFIG_MODULES)]
 use super::kernel_api::{wait_for_readers, HookSection, MODULE_AREA};
-use crate::profile::sections::{ProfiledObject, SectionRange, MAX_NOTE_RANGES};
+use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
 
 crate::linked_image!(fn vmlinux_sections, pub(crate) fn vmlinux_version_word);
 
 extern "C" {
     static mut __start_notes: u8;
     static mut __stop_notes: u8;
+    static mut __pages_end___llvm_prf_cnts: u8;
 }
 
 const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
     let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
     notes[0] = SectionRange::new(&raw mut __start_notes, &raw mut __stop_notes);
     notes
+}
+
+/// vmlinux's sections; its counters fill pages of their own, up to
+/// `__pages_end___llvm_prf_cnts` (`vmlinux.lds.h`).
+const fn vmlinux_sections_with_pages() -> Sections {
+    let sections = vmlinux_sections(vmlinux_notes());
+    Sections {
+        counter_pages: SectionRange::new(
+            sections.counters.start(),
+            &raw mut __pages_end___llvm_prf_cnts,
+        ),
+        ..sections
+    }
 }
 
 // The linker script places every `__llvm_prf_*` input section of vmlinux
@@ -73,7 +87,7 @@ const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
 // instrumented code and by the core's atomics.
 static VMLINUX: ProfiledObject =
     // SAFETY: as above: the sections and version word of vmlinux itself.
-    unsafe { ProfiledObject::new(vmlinux_sections(vmlinux_notes()), vmlinux_version_word()) };
+    unsafe { ProfiledObject::new(vmlinux_sections_with_pages(), vmlinux_version_word()) };
 
 /// The descriptor of the kernel image.
 pub(crate) fn vmlinux() -> &'static ProfiledObject {

@@ -59,7 +59,8 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::{reschedule_point, sleep_a_while, Dir, ReadSection};
+use super::kernel_api::{fatal_signal_pending, reschedule_point, sleep_a_while, Dir, ReadSection};
+use super::live::LiveFile;
 use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
 
@@ -331,6 +332,22 @@ impl Entry {
         (changes % 2 == 0).then_some(changes)
     }
 
+    /// The change count once no change is under way, letting a writer
+    /// finish meanwhile ([`Self::wait_for_writer`]); `EINTR` on a fatal
+    /// signal: a writer that never rests (loads and unloads in a loop,
+    /// resets) could keep a reader waiting, and starting again, for good.
+    pub(crate) fn quiet_changes(&self) -> Result<usize> {
+        loop {
+            if fatal_signal_pending() {
+                return Err(EINTR);
+            }
+            if let Some(changes) = self.stable_changes() {
+                return Ok(changes);
+            }
+            self.wait_for_writer();
+        }
+    }
+
     /// Whether no change began since [`Self::stable_changes`] gave
     /// `changes`: what was read in between is one state of the entry.
     pub(crate) fn unchanged_since(&self, changes: usize) -> bool {
@@ -341,7 +358,7 @@ impl Entry {
     /// Lets the change under way, if any, go on: sleeps a millisecond.
     /// Not on the writer mutex: a reader that took it to wait would hold
     /// up the next writer while it is not scheduled.
-    pub(crate) fn wait_for_writer(&self) {
+    fn wait_for_writer(&self) {
         sleep_a_while();
     }
 
@@ -573,8 +590,14 @@ static ENTRIES: AtomicUsize = AtomicUsize::new(0);
 static KEPT_PROFILES: AtomicUsize = AtomicUsize::new(0);
 static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
 
+/// `pgo/` and `pgo/live/`; the fields drop in order, `live` first.
+struct Dirs {
+    live: Dir,
+    top: Dir,
+}
+
 /// All entries: created under `creating`, which also holds the `pgo`
-/// directory, where their files are made.
+/// directories, where their files are made.
 ///
 /// # Invariants
 ///
@@ -584,7 +607,7 @@ static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
 #[pin_data]
 struct Registry {
     #[pin]
-    creating: Mutex<Option<Dir>>,
+    creating: Mutex<Option<Dirs>>,
     /// The newest entry; each links the one before.
     newest: AtomicPtr<Entry>,
 }
@@ -611,7 +634,7 @@ impl Registry {
                 return Ok(entry);
             }
         }
-        let dir = dir.as_ref().ok_or(ENODEV)?;
+        let dirs = dir.as_ref().ok_or(ENODEV)?;
         let older = self.entries().next();
         let entry = KBox::pin_init(Entry::new(kind, *name, older), GFP_KERNEL)?;
         let mut file_name = [0u8; NAME_LEN + SUFFIX.len()];
@@ -621,7 +644,12 @@ impl Registry {
         let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
         // The file names the entry by its address: pinned, and leaked
         // below if the file exists (on failure no file can name it).
-        dir.snapshot_file::<ProfileFile>(file_name, &*entry as *const Entry as usize)?;
+        let key = &*entry as *const Entry as usize;
+        dirs.top.snapshot_file::<ProfileFile>(file_name, key)?;
+        // The entry is usable without it: its profile file exists.
+        if let Err(error) = dirs.live.mapped_file::<LiveFile>(file_name, key) {
+            pr_warn!("no live/{file_name}: error {}\n", error.to_errno());
+        }
         // SAFETY: the entry is never moved out of its allocation, which is
         // leaked.
         let entry: &'static Entry = KBox::leak(unsafe { Pin::into_inner_unchecked(entry) });
@@ -1156,10 +1184,14 @@ fn attach_vmlinux_baselines() -> Result {
 /// published stays, unused).
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
-    let dir = Dir::create(c_str!("pgo"))?;
+    let top = Dir::create(c_str!("pgo"))?;
+    let dirs = Dirs {
+        live: top.subdirectory(c_str!("live"))?,
+        top,
+    };
     let registry = KBox::pin_init(
         pin_init!(Registry {
-            creating <- kernel::new_mutex!(Some(dir), "kpgo_registry"),
+            creating <- kernel::new_mutex!(Some(dirs), "kpgo_registry"),
             newest: AtomicPtr::new(ptr::null_mut()),
         }),
         GFP_KERNEL,
@@ -1179,7 +1211,7 @@ pub(crate) fn init() -> Result {
     let files = registry
         .add(Kind::Vmlinux, &Name::new(b"vmlinux"))
         .and_then(|_| match registry.creating.lock().as_ref() {
-            Some(dir) => debugfs::create_fixed_files(dir),
+            Some(dirs) => debugfs::create_fixed_files(&dirs.top),
             None => Err(ENODEV),
         });
     #[cfg(CONFIG_MODULES)]

@@ -26,7 +26,7 @@
 use kernel::prelude::*;
 
 use super::callees::{name_callees, Named};
-use super::kernel_api::{fatal_signal_pending, reschedule_point};
+use super::kernel_api::reschedule_point;
 use super::registry::Entry;
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink, PACE};
 use crate::profile::writer::{profile_size_bound_naming_in, write_profile_naming, WriteError};
@@ -37,7 +37,7 @@ const MAX_NAMING_RESTARTS: usize = 8;
 
 /// Where serializing may reschedule: outside an RCU read-side section
 /// (vmlinux's entry takes none), every `sink::PACE` bytes.
-fn pause_if(may_sleep: bool) -> impl FnMut() {
+pub(crate) fn pause_if(may_sleep: bool) -> impl FnMut() {
     move || {
         if may_sleep {
             reschedule_point();
@@ -65,16 +65,7 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
     let mut bytes = KVVec::new();
     let mut naming_restarts = 0;
     loop {
-        // A writer that never rests (a module loaded and unloaded in a
-        // loop, resets) could keep the read starting again: it can be
-        // killed.
-        if fatal_signal_pending() {
-            return Err(EINTR);
-        }
-        let Some(changes) = entry.stable_changes() else {
-            entry.wait_for_writer();
-            continue;
-        };
+        let changes = entry.quiet_changes()?;
         // The other objects' functions it names (`callees`): looked up
         // before the profile is sized and written, in sections of their
         // own. An object among them that changed meanwhile starts it

@@ -4,6 +4,10 @@
 # quietly and counts "ok: WHAT" or "FAIL: WHAT"; summary NAME prints the
 # closing line "NAME: N passed, M failed" and returns failure if any.
 #
+# entry_count PROFILE FUNCTION  FUNCTION's entry count in PROFILE.
+# guest_programs PROGRAM...  builds static guest programs.
+# in_range N LOW HIGH  LOW <= N < HIGH.
+#
 # Checks of what a guest left behind (the caller sets r to the results
 # folder, qemu-run's DIR/results):
 #   check_after STEP WHAT COMMAND...  check WHAT, which fails without
@@ -30,6 +34,29 @@ check_no_warnings() {
 	check "$1 ($(grep -cE "$build_warnings" "$2" 2>/dev/null || true))" \
 		bash -c 'test -s "$1" && ! grep -qE "$2" "$1"' _ "$2" "$build_warnings"
 	grep -E -A6 "$build_warnings" "$2" 2>/dev/null | head -20 || true
+}
+
+# entry_count PROFILE FUNCTION: FUNCTION's entry count in PROFILE (its
+# first counter: the kernel is built with entry counters first), or
+# nothing; the caller sets profdata to llvm-profdata.
+entry_count() {
+	"$profdata" show --counts --function="$2" "$1" 2>/dev/null |
+		awk -v f="$2" '$1 == f ":" { want = 1 } want && /Block counts:/ {
+			gsub(/[][,]/, " "); print $3; exit }'
+}
+
+# in_range N LOW HIGH: LOW <= N < HIGH.
+in_range() { (($1 >= $2 && $1 < $3)); }
+
+# guest_programs PROGRAM...: builds tests/kernel/guest/PROGRAM.c, static,
+# into $guest_bin; the caller sets guest_bin and llvm.
+guest_programs() {
+	local program
+	mkdir -p "$guest_bin"
+	for program; do
+		"$llvm"/clang -static -O2 -Wall -Werror \
+			-o "$guest_bin/$program" "$lib_dir/guest/$program.c"
+	done
 }
 
 check() {

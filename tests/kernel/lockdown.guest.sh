@@ -23,6 +23,8 @@ ls -ln $pgo >$r/ls
 step lockdown
 attempt read sh -c "cat $pgo/vmlinux.profraw >$r/vmlinux.profraw 2>$r/vmlinux.err"
 attempt stats sh -c "cat $pgo/stats >$r/stats 2>$r/stats.err"
+# A file that can be mapped is not a plain read-only file to debugfs.
+attempt live sh -c "cat $pgo/live/vmlinux.profraw >/dev/null 2>$r/live.err"
 # A subshell: busybox applies 2> only after the > that fails.
 attempt reset sh -c "(echo 1 >$pgo/reset) 2>$r/reset.err"
 step attempts

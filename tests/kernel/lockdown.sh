@@ -32,6 +32,8 @@ check "profile files are 0400, reset 0200" \
 check "vmlinux.profraw is readable under lockdown" grep -qx 'read=0' "$r/status"
 check "... and llvm-profdata takes it" "$llvm/llvm-profdata" show "$r/vmlinux.profraw"
 check "stats is readable under lockdown" grep -qx 'stats=0' "$r/status"
+check "live/vmlinux.profraw (it can be mapped) is refused under lockdown, with EPERM" \
+	bash -c "grep -qx 'live=1' '$r/status' && grep -q 'not permitted' '$r/live.err'"
 check "reset is refused under lockdown" grep -qx 'reset=1' "$r/status"
 check "... with EPERM (Operation not permitted)" grep -q 'not permitted' "$r/reset.err"
 check "... and lockdown says why in the log" grep -q 'debugfs access' "$r/dmesg-lockdown"

@@ -11,8 +11,8 @@
 #   - vmlinux has one bias, kernel/pgo's; each module one of its own, in
 #     __llvm_prf_bias, aligned to and as long as a cache line;
 #   - the end-to-end tests give the same exact profiles as without the
-#     option: tests/kernel/vmlinux.sh, modules.sh and rust.sh on this kernel
-#     (their outputs in build/reloc).
+#     option: tests/kernel/vmlinux.sh, modules.sh, rust.sh and live.sh on
+#     this kernel (their outputs in build/reloc).
 #
 # Usage: tests/kernel/reloc.sh
 set -uo pipefail
@@ -68,6 +68,9 @@ check "tests/kernel/modules.sh on the relocation kernel" test "$status" -eq 0
 status=0
 "$here/rust.sh" || status=1
 check "tests/kernel/rust.sh on the relocation kernel" test "$status" -eq 0
+status=0
+"$here/live.sh" || status=1
+check "tests/kernel/live.sh on the relocation kernel" test "$status" -eq 0
 
 shift=$(sed -n 's/^CONFIG_X86_L1_CACHE_SHIFT=//p' "$KPGO_TREE/.config")
 check "the tree's cache line is configured (CONFIG_X86_L1_CACHE_SHIFT=${shift:-?})" test -n "$shift"

@@ -21,12 +21,7 @@ calls=5000
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
-# Static guest programs, built here.
-mkdir -p "$guest_bin"
-for program in getpid_loop snapshot_reads; do
-	"$llvm"/clang -static -O2 -Wall -Werror \
-		-o "$guest_bin/$program" "$here/guest/$program.c"
-done
+guest_programs getpid_loop snapshot_reads
 
 status=0
 "$root/scripts/qemu-run" --out "$out" --timeout 300 \
@@ -35,14 +30,6 @@ status=0
 r=$out/results
 check "guest completed and its script passed (status $status)" test "$status" -eq 0
 
-# The entry count of FUNCTION in PROFILE (the first counter: the kernel
-# is built with entry counters first), or nothing.
-entry_count() {
-	"$profdata" show --counts --function="$2" "$1" 2>/dev/null |
-		awk -v f="$2" '$1 == f ":" { want = 1 } want && /Block counts:/ {
-			gsub(/[][,]/, " "); print $3; exit }'
-}
-in_range() { (($1 >= $2 && $1 < $3)); }
 
 for f in boot after-getpid after-reset after-garbage after-reset-vmlinux bytewise; do
 	check "$f.profraw is read by llvm-profdata show" "$profdata" show "$r/$f.profraw"

@@ -351,6 +351,7 @@ impl FakeObject {
         let sections = Sections {
             data: Self::range_of(&self.data),
             counters: Self::range_of(&self.counters),
+            counter_pages: Self::range_of(&self.counters),
             bitmap: Self::range_of(&self.bitmap),
             names: Self::range_of(&self.names),
             values: Self::range_of(&self.heads),
