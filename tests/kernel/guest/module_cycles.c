@@ -198,20 +198,44 @@ static void on_term(int sig)
 	stop = 1;
 }
 
+static char file_names[4096][80];
+
 /*
- * Reads every file of pgo/ in turn until SIGTERM. The names are listed
- * once and each file is opened relative to the directory: a path walk
- * through /sys (kernfs) would take kernfs's lock, which a module unload
- * takes too (its sysfs files), and the test is of kpgo's locks.
+ * Adds the files of the directory SUB of pgo/ ("" for pgo/ itself) to
+ * file_names, as paths relative to pgo/; the next free index, or -1.
+ */
+static int list_files(int dir, const char *sub, int count)
+{
+	int fd = *sub ? openat(dir, sub, O_RDONLY | O_DIRECTORY) : dup(dir);
+	DIR *list = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+
+	if (!list)
+		return -1;
+	while ((de = readdir(list)) && count < 4096) {
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR ||
+		    !strcmp(de->d_name, "reset"))
+			continue;
+		snprintf(file_names[count++], sizeof(file_names[0]), "%s%s%s", sub,
+			 *sub ? "/" : "", de->d_name);
+	}
+	closedir(list);
+	return count;
+}
+
+/*
+ * Reads every file of pgo/ and pgo/live/ in turn until SIGTERM. The names
+ * are listed once and each file is opened relative to the directory: a
+ * path walk through /sys (kernfs) would take kernfs's lock, which a module
+ * unload takes too (its sysfs files), and the test is of kpgo's locks. A
+ * live file of a module that is not loaded does not open (ENODEV), which
+ * is no failure.
  */
 static void reader(struct tally *tally, int spin)
 {
 	static char buf[65536];
-	static char names[4096][64];
 	struct sched_param none = { 0 };
-	struct dirent *de;
-	int count = 0, dir, fd, i;
-	DIR *list;
+	int count, dir, fd, i;
 	ssize_t n;
 
 	signal(SIGTERM, on_term);
@@ -227,19 +251,18 @@ static void reader(struct tally *tally, int spin)
 	if (spin)
 		_exit(0);
 	dir = open(PGO, O_RDONLY | O_DIRECTORY);
-	list = dir < 0 ? NULL : fdopendir(dup(dir));
-	while (list && (de = readdir(list)) && count < 4096) {
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "reset"))
-			continue;
-		snprintf(names[count++], sizeof(names[0]), "%s", de->d_name);
-	}
-	if (!list || !count)
+	count = dir < 0 ? -1 : list_files(dir, "", 0);
+	count = count < 0 ? -1 : list_files(dir, "live", count);
+	if (count <= 0) {
 		tally->failed++;
+		count = 0;
+	}
 	while (!stop && count) {
 		for (i = 0; i < count && !stop; i++) {
-			fd = openat(dir, names[i], O_RDONLY);
+			fd = openat(dir, file_names[i], O_RDONLY);
 			if (fd < 0) {
-				tally->failed++;
+				if (errno != ENODEV)
+					tally->failed++;
 				continue;
 			}
 			while ((n = read(fd, buf, sizeof(buf))) > 0)
