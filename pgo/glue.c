@@ -16,6 +16,7 @@
 #include <linux/init.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/vmalloc.h>
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
@@ -122,36 +123,66 @@ void *kpgo_page_address(struct page *page)
 	return page_address(page);
 }
 
-/* The file's size, for fstat() and SEEK_END, once its pages are known. */
+/*
+ * A live alias of the counter pages for read(): the linear map of a
+ * module's pages goes away for a moment when the module's memory is freed
+ * (vfree() resets its permissions), while the file may still be read.
+ */
+void *kpgo_vmap_pages(struct page **pages, unsigned int count)
+{
+	return vmap(pages, count, VM_MAP, PAGE_KERNEL_RO);
+}
+
+void kpgo_vunmap(const void *addr)
+{
+	vunmap(addr);
+}
+
+/* The file's size, for fstat(), once its pages are known. */
 void kpgo_set_file_size(struct file *file, loff_t size)
 {
-	i_size_write(file_inode(file), size);
+	struct inode *inode = file_inode(file);
+
+	inode_lock(inode);
+	i_size_write(inode, size);
+	inode_unlock(inode);
 }
 
 /*
- * A live file's mapping is read only for good (no mprotect() to write),
- * never grows, and lies inside the file: the first page it maps and how
- * many, or an error.
+ * A live file's mapping takes its pages from the open file at each fault
+ * (runtime/kernel_api.rs), as the vDSO's does: with a reference, so that
+ * a module's counter pages stay while they are mapped.
  */
-int kpgo_mmap_range(struct vm_area_struct *vma, unsigned long file_pages,
-		    unsigned long *first, unsigned long *count)
+static vm_fault_t kpgo_live_fault(struct vm_fault *vmf)
 {
-	if (vma->vm_flags & VM_WRITE)
+	struct page *page = kpgo_file_page(vmf->vma->vm_file->private_data,
+					   vmf->pgoff);
+
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct kpgo_live_vm_ops = {
+	.fault = kpgo_live_fault,
+};
+
+/*
+ * The mapping is read only and not executable for good (no mprotect() to
+ * either), never grows, and lies inside the file.
+ */
+int kpgo_mmap_prepare(struct vm_area_struct *vma, unsigned long file_pages)
+{
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EACCES;
 	if (vma->vm_pgoff >= file_pages ||
 	    vma_pages(vma) > file_pages - vma->vm_pgoff)
 		return -EINVAL;
-	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYWRITE);
-	*first = vma->vm_pgoff;
-	*count = vma_pages(vma);
+	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYWRITE | VM_MAYEXEC);
+	vma->vm_ops = &kpgo_live_vm_ops;
 	return 0;
-}
-
-/* The nth page of the mapping: it takes its own reference. */
-int kpgo_map_page(struct vm_area_struct *vma, unsigned long nth,
-		  struct page *page)
-{
-	return vm_insert_page(vma, vma->vm_start + (nth << PAGE_SHIFT), page);
 }
 
 /* A profile read that has to start again stops for a fatal signal. */

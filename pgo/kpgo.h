@@ -38,11 +38,12 @@ struct page *kpgo_get_page_of(const void *addr);
 struct page *kpgo_alloc_zeroed_page(void);
 void kpgo_put_page(struct page *page);
 void *kpgo_page_address(struct page *page);
+void *kpgo_vmap_pages(struct page **pages, unsigned int count);
+void kpgo_vunmap(const void *addr);
 void kpgo_set_file_size(struct file *file, loff_t size);
-int kpgo_mmap_range(struct vm_area_struct *vma, unsigned long file_pages,
-		    unsigned long *first, unsigned long *count);
-int kpgo_map_page(struct vm_area_struct *vma, unsigned long nth,
-		  struct page *page);
+int kpgo_mmap_prepare(struct vm_area_struct *vma, unsigned long file_pages);
+/* Rust: runtime/kernel_api.rs. The page of a live file at index, or NULL. */
+struct page *kpgo_file_page(const void *file_pages, unsigned long index);
 
 #ifdef CONFIG_MODULES
 void kpgo_hook_enter(void);

@@ -12,7 +12,8 @@
 //!   it.
 //! - `live/vmlinux.profraw`, `live/<module>.profraw` (0400): the live
 //!   object's profile (`live`), its counter pages the object's own, to
-//!   read or to map read-only; no value profiles. Only while the module
+//!   read or to map read-only (not writable, not executable); no value
+//!   profiles. Only while the module
 //!   is loaded (`ENODEV`); a mapping keeps the pages, with the last counts,
 //!   after an unload. Under lockdown debugfs refuses it (it has `mmap`).
 //! - `reset` (0200): `1` or `all` resets every object (saved profiles

@@ -101,16 +101,6 @@ impl Dir {
         from_err_ptr(dentry).map(|_| ())
     }
 
-    /// Creates the directory `name` in this one. It is removed with this
-    /// one, or before it when it is dropped first.
-    pub(crate) fn subdirectory(&self, name: &CStr) -> Result<Self> {
-        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
-        // invariant).
-        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), self.0) };
-        // INVARIANT: as in `create`.
-        Ok(Self(from_err_ptr(dentry)?))
-    }
-
     /// Creates `name`, mode 0200, whose writes are commands for `C`; it
     /// reads as empty.
     pub(crate) fn command_file<C: CommandSink>(&self, name: &CStr) -> Result {
@@ -138,6 +128,44 @@ impl Dir {
             )
         };
         from_err_ptr(dentry).map(|_| ())
+    }
+}
+
+/// A debugfs directory at the root of debugfs with one subdirectory,
+/// removed together.
+///
+/// # Invariants
+///
+/// `sub` is a directory created in `top`. It is removed with `top`, which
+/// removes what is in it, and never on its own (`ManuallyDrop`): nothing
+/// can reach it once `top` is removed, since both go with `self`.
+pub(crate) struct DirWithSub {
+    top: Dir,
+    sub: core::mem::ManuallyDrop<Dir>,
+}
+
+impl DirWithSub {
+    /// Creates the directory `name` and `sub` in it; on an error neither
+    /// is left behind.
+    pub(crate) fn create(name: &CStr, sub: &CStr) -> Result<Self> {
+        let top = Dir::create(name)?;
+        // SAFETY: `sub` is NUL-terminated, `top.0` a live directory (type
+        // invariant of `Dir`).
+        let dentry = unsafe { bindings::debugfs_create_dir(sub.as_char_ptr(), top.0) };
+        // INVARIANT: created in `top`; an error pointer becomes its error,
+        // and `top` is then dropped, removed.
+        let sub = core::mem::ManuallyDrop::new(Dir(from_err_ptr(dentry)?));
+        Ok(Self { top, sub })
+    }
+
+    /// The directory.
+    pub(crate) fn top(&self) -> &Dir {
+        &self.top
+    }
+
+    /// Its subdirectory.
+    pub(crate) fn sub(&self) -> &Dir {
+        &self.sub
     }
 }
 
@@ -190,6 +218,7 @@ impl<C: CommandSink> CommandFile<C> {
 /// # Invariants
 ///
 /// `self.0` is a page on which `self` holds one reference.
+#[repr(transparent)]
 pub(crate) struct PageRef(ptr::NonNull<c_void>);
 
 // SAFETY: a reference may be dropped by any task; a shared `PageRef` only
@@ -269,11 +298,22 @@ impl OwnedPage {
 ///
 /// `pages` holds `len.div_ceil(PAGE_SIZE)` pages; those at the indexes of
 /// `live` are live pages, every other one is a shared [`OwnedPage`].
+/// `alias` maps the live pages, in order, read only, until the drop (null
+/// if there is none): reads go through it, not through the linear map,
+/// whose entries of a module's pages vanish for a moment when the module's
+/// memory is freed (`vfree()` resets their permissions).
 pub(crate) struct FilePages {
     pages: KVVec<PageRef>,
     live: core::ops::Range<usize>,
     len: usize,
+    alias: *mut u8,
 }
+
+// SAFETY: the alias is only read, through atomics; the pages are `Send`
+// and `Sync`; the drop may run in any task.
+unsafe impl Send for FilePages {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for FilePages {}
 
 impl FilePages {
     /// The pages of a file of `len` bytes, in order: `live` first with
@@ -302,8 +342,33 @@ impl FilePages {
             };
             pages.push(page.ok_or(EINVAL)?, GFP_KERNEL)?;
         }
-        // INVARIANT: `count` pages, live ones at `live`, copies elsewhere.
-        Ok(Self { pages, live, len })
+        let alias = if live.is_empty() {
+            ptr::null_mut()
+        } else {
+            let first = pages[live.start..].as_mut_ptr().cast::<*mut c_void>();
+            let count = u32::try_from(live.len()).map_err(|_| EINVAL)?;
+            // SAFETY: `count` pointers to pages that `pages` holds
+            // (`PageRef` is a transparent page pointer), which outlive the
+            // alias: the drop unmaps it first.
+            let alias = unsafe { kpgo_vmap_pages(first, count) };
+            if alias.is_null() {
+                return Err(ENOMEM);
+            }
+            alias.cast()
+        };
+        // INVARIANT: `count` pages, live ones at `live`, copies elsewhere,
+        // the live ones mapped at `alias`.
+        Ok(Self {
+            pages,
+            live,
+            len,
+            alias,
+        })
+    }
+
+    /// The page at `index`, if the file has one there.
+    fn page(&self, index: usize) -> Option<&PageRef> {
+        self.pages.get(index)
     }
 
     /// Copies the file's bytes from `pos` into `out`: how many (0 at the
@@ -317,22 +382,56 @@ impl FilePages {
                 .min(out.len() - done)
                 .min(self.len - at);
             let dst = &mut out[done..done + n];
-            let src = self.pages[index].address().wrapping_add(offset);
             if self.live.contains(&index) {
-                // SAFETY: `n` bytes inside a live page, mapped while `self`
-                // holds it, written only by kernel code and atomics (type
-                // invariant).
+                let src = self
+                    .alias
+                    .wrapping_add((index - self.live.start) * kernel::page::PAGE_SIZE + offset);
+                // SAFETY: `n` bytes inside a live page, which `alias` maps
+                // until the drop, written only by kernel code and atomics
+                // (type invariant).
                 let chunks = unsafe { crate::profile::sections::live_chunks(src, n) };
                 chunks.for_each(|(offset, chunk)| chunk.copy_to(&mut dst[offset..]));
             } else {
+                let src = self.pages[index].address().wrapping_add(offset);
                 // SAFETY: `n` bytes inside a copy, which nothing writes
-                // once shared (type invariant).
+                // once shared (type invariant), in the linear map.
                 dst.copy_from_slice(unsafe { core::slice::from_raw_parts(src, n) });
             }
             done += n;
         }
         done
     }
+}
+
+impl Drop for FilePages {
+    fn drop(&mut self) {
+        if !self.alias.is_null() {
+            // SAFETY: the alias `new` made (type invariant), unmapped once,
+            // before the pages go.
+            unsafe { kpgo_vunmap(self.alias.cast()) };
+        }
+    }
+}
+
+/// The page at `index` of the open file whose `private_data` is
+/// `file_pages`, or null past its end: what `glue.c`'s fault handler maps
+/// (it takes its own reference).
+///
+/// # Safety
+///
+/// `file_pages` is the `private_data` of a file that [`mapped_open`]
+/// opened and that is not released (a mapping holds its file).
+#[no_mangle]
+unsafe extern "C" fn kpgo_file_page(
+    file_pages: *const c_void,
+    index: core::ffi::c_ulong,
+) -> *mut c_void {
+    // SAFETY: the function's contract.
+    let pages = unsafe { &*file_pages.cast::<FilePages>() };
+    usize::try_from(index)
+        .ok()
+        .and_then(|index| pages.page(index))
+        .map_or(ptr::null_mut(), |page| page.0.as_ptr())
 }
 
 /// The `file_operations` of a [`MappedSource`] file.
@@ -342,7 +441,7 @@ impl<M: MappedSource> MappedFile<M> {
     const FOPS: bindings::file_operations = bindings::file_operations {
         open: Some(mapped_open::<M>),
         read: Some(mapped_read),
-        llseek: Some(bindings::default_llseek),
+        llseek: Some(mapped_llseek),
         mmap: Some(mapped_mmap),
         release: Some(release_attached::<FilePages>),
         ..NO_FOPS
@@ -390,6 +489,10 @@ unsafe extern "C" fn mapped_read(
     let mut chunk = [0u8; 256];
     let mut done = 0;
     while done < count {
+        // vmlinux's file is MBs.
+        if done % kernel::page::PAGE_SIZE == 0 {
+            reschedule_point();
+        }
         let want = chunk.len().min(count - done);
         let got = pages.read_at(start.saturating_add(done), &mut chunk[..want]);
         if got == 0 {
@@ -408,8 +511,9 @@ unsafe extern "C" fn mapped_read(
     done as isize
 }
 
-/// Maps the file's pages read-only: the live pages are the memory the
-/// kernel writes, so the mapping sees it change.
+/// Maps the file read-only: each page is the file's page at a fault
+/// (`glue.c`), so the live pages are the memory the kernel writes and the
+/// mapping sees it change.
 ///
 /// # Safety
 ///
@@ -421,29 +525,26 @@ unsafe extern "C" fn mapped_mmap(
 ) -> c_int {
     // SAFETY: `mapped_open` attached the pages (the function's contract).
     let pages = unsafe { attached::<FilePages>(file) };
-    let (mut first, mut count) = (0, 0);
     // SAFETY: `vma` is being set up under its mmap lock (the function's
-    // contract).
-    let status =
-        unsafe { kpgo_mmap_range(vma.cast(), pages.pages.len() as _, &mut first, &mut count) };
-    if status != 0 {
-        return status;
-    }
-    for nth in 0..count {
-        // SAFETY: `first + count` pages lie inside the file
-        // (`kpgo_mmap_range`); each mapped page gets its own reference.
-        let status = unsafe {
-            kpgo_map_page(
-                vma.cast(),
-                nth,
-                pages.pages[(first + nth) as usize].0.as_ptr(),
-            )
-        };
-        if status != 0 {
-            return status;
-        }
-    }
-    0
+    // contract); its file is `file`, whose pages the fault handler finds.
+    unsafe { kpgo_mmap_prepare(vma.cast(), pages.pages.len() as core::ffi::c_ulong) }
+}
+
+/// Seeks within this open file's length (`fixed_size_llseek`): the
+/// inode's size is the last open's.
+///
+/// # Safety
+///
+/// Called by the VFS as `llseek` of a file opened by [`mapped_open`].
+unsafe extern "C" fn mapped_llseek(
+    file: *mut bindings::file,
+    offset: bindings::loff_t,
+    whence: c_int,
+) -> bindings::loff_t {
+    // SAFETY: `mapped_open` attached the pages (the function's contract).
+    let len = unsafe { attached::<FilePages>(file) }.len;
+    // SAFETY: `file` is valid (the function's contract).
+    unsafe { bindings::fixed_size_llseek(file, offset, whence, len as bindings::loff_t) }
 }
 
 /// What `open` attached to `file` (see [`attach_on_open`]).
@@ -602,14 +703,10 @@ extern "C" {
     fn kpgo_alloc_zeroed_page() -> *mut c_void;
     fn kpgo_put_page(page: *mut c_void);
     fn kpgo_page_address(page: *mut c_void) -> *mut c_void;
+    fn kpgo_vmap_pages(pages: *mut *mut c_void, count: u32) -> *mut c_void;
+    fn kpgo_vunmap(address: *const c_void);
     fn kpgo_set_file_size(file: *mut c_void, size: bindings::loff_t);
-    fn kpgo_mmap_range(
-        vma: *mut c_void,
-        file_pages: core::ffi::c_ulong,
-        first: *mut core::ffi::c_ulong,
-        count: *mut core::ffi::c_ulong,
-    ) -> c_int;
-    fn kpgo_map_page(vma: *mut c_void, nth: core::ffi::c_ulong, page: *mut c_void) -> c_int;
+    fn kpgo_mmap_prepare(vma: *mut c_void, file_pages: core::ffi::c_ulong) -> c_int;
     fn kpgo_cond_resched();
     fn kpgo_fatal_signal_pending() -> bool;
     fn kpgo_inflate_workspace_size() -> usize;

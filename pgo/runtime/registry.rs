@@ -59,7 +59,9 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
-use super::kernel_api::{fatal_signal_pending, reschedule_point, sleep_a_while, Dir, ReadSection};
+use super::kernel_api::{
+    fatal_signal_pending, reschedule_point, sleep_a_while, DirWithSub, ReadSection,
+};
 use super::live::LiveFile;
 use super::objects::vmlinux;
 use crate::profile::sections::{ProfiledObject, Stats};
@@ -590,14 +592,8 @@ static ENTRIES: AtomicUsize = AtomicUsize::new(0);
 static KEPT_PROFILES: AtomicUsize = AtomicUsize::new(0);
 static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
 
-/// `pgo/` and `pgo/live/`; the fields drop in order, `live` first.
-struct Dirs {
-    live: Dir,
-    top: Dir,
-}
-
-/// All entries: created under `creating`, which also holds the `pgo`
-/// directories, where their files are made.
+/// All entries: created under `creating`, which also holds `pgo/` and
+/// `pgo/live/`, where their files are made.
 ///
 /// # Invariants
 ///
@@ -607,7 +603,7 @@ struct Dirs {
 #[pin_data]
 struct Registry {
     #[pin]
-    creating: Mutex<Option<Dirs>>,
+    creating: Mutex<Option<DirWithSub>>,
     /// The newest entry; each links the one before.
     newest: AtomicPtr<Entry>,
 }
@@ -645,9 +641,9 @@ impl Registry {
         // The file names the entry by its address: pinned, and leaked
         // below if the file exists (on failure no file can name it).
         let key = &*entry as *const Entry as usize;
-        dirs.top.snapshot_file::<ProfileFile>(file_name, key)?;
+        dirs.top().snapshot_file::<ProfileFile>(file_name, key)?;
         // The entry is usable without it: its profile file exists.
-        if let Err(error) = dirs.live.mapped_file::<LiveFile>(file_name, key) {
+        if let Err(error) = dirs.sub().mapped_file::<LiveFile>(file_name, key) {
             pr_warn!("no live/{file_name}: error {}\n", error.to_errno());
         }
         // SAFETY: the entry is never moved out of its allocation, which is
@@ -1184,11 +1180,7 @@ fn attach_vmlinux_baselines() -> Result {
 /// published stays, unused).
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
-    let top = Dir::create(c_str!("pgo"))?;
-    let dirs = Dirs {
-        live: top.subdirectory(c_str!("live"))?,
-        top,
-    };
+    let dirs = DirWithSub::create(c_str!("pgo"), c_str!("live"))?;
     let registry = KBox::pin_init(
         pin_init!(Registry {
             creating <- kernel::new_mutex!(Some(dirs), "kpgo_registry"),
@@ -1211,7 +1203,7 @@ pub(crate) fn init() -> Result {
     let files = registry
         .add(Kind::Vmlinux, &Name::new(b"vmlinux"))
         .and_then(|_| match registry.creating.lock().as_ref() {
-            Some(dirs) => debugfs::create_fixed_files(&dirs.top),
+            Some(dirs) => debugfs::create_fixed_files(dirs.top()),
             None => Err(ENODEV),
         });
     #[cfg(CONFIG_MODULES)]

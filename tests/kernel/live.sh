@@ -6,8 +6,9 @@
 # live/vmlinux.profraw and a module's, and copies each mapping before and
 # after known work without reopening: llvm-profdata-19 accepts every copy
 # and sees exactly the work in between (and a reset); the mapping is read
-# only; a module's mapping keeps its last counts after the unload, and the
-# file is gone with the module.
+# only and not executable, for good; its pages come back after they
+# were zapped (truncate); a module's mapping, and read(2) of its open file, keep its
+# last counts after the unload, and the file is gone with the module.
 #
 # Usage: tests/kernel/live.sh [qemu-run options]
 set -euo pipefail
@@ -67,12 +68,19 @@ for object in vmlinux a; do
 	size=$(value size "$map")
 	check "$object: fstat gives the size, and read(2) gives as many bytes (${size:-?}, $(value read "$map"))" \
 		test -n "$size" -a "${size:-0}" -gt 0 -a "$size" = "$(value read "$map")"
-	check "$object: a writable mapping is refused (errno $(value writable_map_errno "$map"), EACCES 13)" \
-		test "$(value writable_map_errno "$map")" = 13
-	check "$object: mprotect to write is refused (errno $(value mprotect_write_errno "$map"), EACCES 13)" \
-		test "$(value mprotect_write_errno "$map")" = 13
-	check "$object: a mapping past the end is refused (errno $(value past_end_map_errno "$map"), EINVAL 22)" \
-		test "$(value past_end_map_errno "$map")" = 22
+	for refusal in writable_map:13 exec_map:13 mprotect_write:13 mprotect_exec:13 \
+		past_end_map:22 offset_past_end_map:22; do
+		key=${refusal%:*}_errno
+		check "$object: $key is $(value "$key" "$map") (want ${refusal#*:})" \
+			test "$(value "$key" "$map")" = "${refusal#*:}"
+	done
+	mem=$(value mem_write_errno "$map")
+	check "$object: a write through /proc/self/mem is refused (errno ${mem:-?})" \
+		test -n "$mem" -a "${mem:-0}" != 0 -a "${mem:-0}" != -1
+	check "$object: SEEK_END is the size ($(value seek_end "$map"))" \
+		test "$(value seek_end "$map")" = "$size"
+	check "$object: the mapping's pages can be zapped (truncate: $(value zap_errno "$map")) and come back" \
+		test "$(value zap_errno "$map")" = 0
 	check "$object: the command ran (status $(value command_status "$map"))" \
 		test "$(value command_status "$map")" = 0
 	for copy in before after read; do
@@ -98,8 +106,11 @@ check "vmlinux: the mapping shows a reset (getpid ${reset_before:-?} -> ${reset_
 a_run="$moddir/pgo_test_a.c;pgo_test_a_run"
 a_before=$(entry_count "$r/a-before.profraw" "$a_run")
 a_after=$(entry_count "$r/a-after.profraw" "$a_run")
+a_read=$(entry_count "$r/a-read.profraw" "$a_run")
 check "module: the mapping shows the 2 runs since, after the unload (pgo_test_a_run ${a_before:-?} -> ${a_after:-?})" \
 	test -n "$a_before" -a "$((${a_after:-0} - ${a_before:-0}))" -eq 2
+check "module: read(2) after the unload gives the same last counts (${a_read:-?})" \
+	test "${a_read:-x}" = "${a_after:-y}"
 check "module: its live file is listed while it is loaded" \
 	grep -q ' pgo_test_a.profraw$' "$r/ls-live-a"
 check_after unloaded "module: the live file of an unloaded module cannot be opened ($(cat "$r/a-unloaded-error" 2>/dev/null))" \
