@@ -127,10 +127,11 @@ void *kpgo_page_address(struct page *page)
  * A live alias of the counter pages for read(): the linear map of a
  * module's pages goes away for a moment when the module's memory is freed
  * (vfree() resets its permissions), while the file may still be read.
+ * Writable, as Rust's atomics ask of what they load; nothing writes it.
  */
 void *kpgo_vmap_pages(struct page **pages, unsigned int count)
 {
-	return vmap(pages, count, VM_MAP, PAGE_KERNEL_RO);
+	return vmap(pages, count, VM_MAP, PAGE_KERNEL);
 }
 
 void kpgo_vunmap(const void *addr)

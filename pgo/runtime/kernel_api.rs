@@ -298,7 +298,7 @@ impl OwnedPage {
 ///
 /// `pages` holds `len.div_ceil(PAGE_SIZE)` pages; those at the indexes of
 /// `live` are live pages, every other one is a shared [`OwnedPage`].
-/// `alias` maps the live pages, in order, read only, until the drop (null
+/// `alias` maps the live pages, in order, until the drop (null
 /// if there is none): reads go through it, not through the linear map,
 /// whose entries of a module's pages vanish for a moment when the module's
 /// memory is freed (`vfree()` resets their permissions).
