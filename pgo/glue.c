@@ -49,6 +49,22 @@ fs_initcall(kpgo_initcall);
  * instrumented function, hence read-mostly.
  */
 u64 __llvm_profile_counter_bias __read_mostly;
+
+/*
+ * After an epoch switch moved every bias: waits until no update that
+ * loaded an old bias is still under way, but for an activation that sleeps
+ * in a call (Documentation/counter-relocation.rst). synchronize_rcu()
+ * covers code that cannot sleep (NMI, hardirq, softirq, preemption or
+ * interrupts off; instrumented code never runs where RCU is not watching:
+ * that code is noinstr), synchronize_rcu_tasks() a task preempted between
+ * its load of the bias and its update (the same as synchronize_rcu()
+ * without preemption).
+ */
+void kpgo_wait_for_old_bias(void)
+{
+	synchronize_rcu();
+	synchronize_rcu_tasks();
+}
 #endif
 
 /* Between two chunks of a long profile serialization. */

@@ -22,6 +22,7 @@ void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 #ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION
 /* C: glue.c. vmlinux's counter bias, read by compiler-generated code. */
 extern u64 __llvm_profile_counter_bias;
+void kpgo_wait_for_old_bias(void);
 #endif
 
 /* C: glue.c, called by runtime/kernel_api.rs. */

@@ -16,6 +16,9 @@
 //!   (vmlinux, a module, a host program) and address containment.
 //! - [`check`]: the one-time check of sections that are not trusted (a
 //!   module's), so that hooks, reset and writer stay inside them.
+//! - [`epochs`]: the counts of objects whose counters a bias moves
+//!   between two sets (counter relocation): exact epochs, and resets
+//!   that write no counter.
 //! - [`sink`]: where a profile is written: a measuring sink or a buffer.
 //! - [`writer`]: exact sizing and serialization of a descriptor.
 //! - [`value`]: lock-free value profiling with a per-object node pool.
@@ -24,6 +27,7 @@
 
 pub mod callees;
 pub mod check;
+pub mod epochs;
 pub mod format;
 pub mod heapsort;
 pub mod md5;

@@ -30,6 +30,7 @@ use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use core::ops::Range;
 
 use super::callees::{function_address, retired_address};
+use super::epochs::Counts;
 use super::format::{FormatError, ProfileVersion, MAX_VALUES_PER_SITE};
 use super::heapsort::heapsort_by_key;
 use super::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
@@ -191,6 +192,8 @@ impl SavedLayout {
             data: self.data.range(buffer),
             counters,
             counter_pages: counters,
+            spare_counters: SectionRange::EMPTY,
+            counter_bias: SectionRange::EMPTY,
             bitmap,
             names: self.names.range(buffer),
             values: heads,
@@ -391,9 +394,10 @@ pub fn merge(
                     AtomicU64::from_ptr(l.counters.start().cast::<u64>().add(k)),
                 )
             };
-            let sum = to
-                .load(Ordering::Relaxed)
-                .wrapping_add(from.load(Ordering::Relaxed));
+            let count = live
+                .computed_count(Counts::SinceReset, k)
+                .unwrap_or_else(|| from.load(Ordering::Relaxed));
+            let sum = to.load(Ordering::Relaxed).wrapping_add(count);
             to.store(sum, Ordering::Relaxed);
         }
     }

@@ -11,6 +11,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use super::check::{check_sections, SectionError};
+use super::epochs::Epochs;
 use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::NodePool;
 
@@ -122,6 +123,12 @@ pub struct Sections {
     /// shares: whole pages where the linker script aligned and padded
     /// them (the kernel's do), else `counters` itself.
     pub counter_pages: SectionRange,
+    /// A second set of counters, as long as `counter_pages`, to which the
+    /// bias can move them (`epochs`); empty without counter relocation.
+    pub spare_counters: SectionRange,
+    /// The counter bias, 8 bytes, that every counter address of the
+    /// object's code adds; empty without counter relocation.
+    pub counter_bias: SectionRange,
     /// `__llvm_prf_bits`: MC/DC bitmap bytes (raw versions 9 and 10).
     pub bitmap: SectionRange,
     /// `__llvm_prf_names`: compressed function names.
@@ -141,6 +148,8 @@ impl Sections {
         data: SectionRange::EMPTY,
         counters: SectionRange::EMPTY,
         counter_pages: SectionRange::EMPTY,
+        spare_counters: SectionRange::EMPTY,
+        counter_bias: SectionRange::EMPTY,
         bitmap: SectionRange::EMPTY,
         names: SectionRange::EMPTY,
         values: SectionRange::EMPTY,
@@ -209,6 +218,7 @@ pub struct ProfiledObject {
     /// Whether the version word was checked for the hooks.
     hook_checked: AtomicBool,
     pub(crate) pool: NodePool,
+    pub(crate) epochs: Epochs,
 }
 
 /// Why an object could not be reset.
@@ -278,6 +288,7 @@ impl ProfiledObject {
         // INVARIANT: `hook_records` is 0 until `check_hook_version`.
         Self {
             pool: NodePool::new(sections.vnodes),
+            epochs: Epochs::new(),
             sections,
             version_word,
             hook_records: AtomicU64::new(0),
@@ -448,6 +459,12 @@ impl ProfiledObject {
         let version = self.version().map_err(ResetError::Version)?;
         if !self.pool.restart_counts() {
             return Err(ResetError::NoBaselines);
+        }
+        // Counters a bias moves are never written: their zero moves.
+        if self.reset_epoch_counts() {
+            // SAFETY: as below, for the bitmap.
+            unsafe { fill_live(&self.sections.bitmap, 0) };
+            return Ok(());
         }
         // SAFETY: counters and bitmap are live memory of this object
         // (contract of `new`), written only through atomics here.
@@ -719,6 +736,8 @@ macro_rules! linked_image {
                     &raw mut __start___llvm_prf_cnts,
                     &raw mut __stop___llvm_prf_cnts,
                 ),
+                spare_counters: SectionRange::EMPTY,
+                counter_bias: SectionRange::EMPTY,
                 bitmap: SectionRange::new(
                     &raw mut __start___llvm_prf_bits,
                     &raw mut __stop___llvm_prf_bits,

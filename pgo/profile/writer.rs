@@ -20,6 +20,7 @@ use core::fmt;
 use core::ops::Range;
 
 use super::callees::function_address;
+use super::epochs::Counts;
 
 use super::format::{
     header, padding_to_8, value_record_header_size, FormatError, HeaderFields, Layout,
@@ -234,12 +235,12 @@ fn write<S: Sink>(
         counters_at = counters_at
             .wrapping_add(u64::from(callee.num_counters) * version.counter_size() as u64);
     }
-    // Counters and bitmap are live memory of the object, written only by
+    put_counts(object, Counts::SinceReset, counters_size, sink)?;
+    // The bitmap is live memory of the object, written only by
     // instrumented code or through atomics (contract of
     // `ProfiledObject::new`).
     // SAFETY: the lengths stay inside the sections.
     unsafe {
-        sink.put_live(sections.counters.start(), counters_size)?;
         sink.put_zeros(callee_counters_size)?;
         sink.put_zeros(padding_to_8(all_counters_size))?;
         if layout.has_bitmap {
@@ -342,6 +343,11 @@ impl PageSize {
         }
     }
 
+    /// Whether `bytes` is a whole number of pages.
+    pub fn aligned(self, bytes: usize) -> bool {
+        bytes & self.mask() == 0
+    }
+
     fn mask(self) -> usize {
         self.0 - 1
     }
@@ -394,6 +400,26 @@ pub fn write_live<S: Sink>(
     page_size: PageSize,
     sink: &mut S,
 ) -> Result<LivePages, WriteError> {
+    write_paged(object, page_size, Counts::Memory, sink)
+}
+
+/// Writes the profile of `object`'s last finished epoch (`epochs`): as
+/// [`write_live`] lays it out with no page to align to, the counters being
+/// the epoch's counts.
+pub fn write_finished_epoch<S: Sink>(
+    object: &ProfiledObject,
+    sink: &mut S,
+) -> Result<(), WriteError> {
+    write_paged(object, PageSize(8), Counts::FinishedEpoch, sink).map(|_| ())
+}
+
+/// [`write_live`] with the object's `counts` in place of its counters.
+fn write_paged<S: Sink>(
+    object: &ProfiledObject,
+    page_size: PageSize,
+    counts: Counts,
+    sink: &mut S,
+) -> Result<LivePages, WriteError> {
     let version = object.version()?;
     let layout = version.layout();
     let sections = object.sections();
@@ -427,10 +453,10 @@ pub fn write_live<S: Sink>(
     }
     sink.put_zeros(padding_before)?;
     let file_offset = sink.position().wrapping_sub(counters & page_mask);
+    put_counts(object, counts, counters_size, sink)?;
     // SAFETY: the lengths stay inside the sections, live memory of the
     // object (contract of `ProfiledObject::new`).
     unsafe {
-        sink.put_live(sections.counters.start(), counters_size)?;
         sink.put_zeros(padding_after)?;
         if layout.has_bitmap {
             let bitmap_size = fields.num_bitmap_bytes as usize;
@@ -452,6 +478,35 @@ pub fn write_live<S: Sink>(
         memory: counters & !page_mask,
         len,
     })
+}
+
+/// Appends `len` bytes of `object`'s counters, as `counts` has them.
+fn put_counts<S: Sink>(
+    object: &ProfiledObject,
+    counts: Counts,
+    len: usize,
+    sink: &mut S,
+) -> Result<(), Overflow> {
+    if !object.counts_computed(counts) {
+        // The counters are live memory of the object, written only by
+        // instrumented code or through atomics (contract of
+        // `ProfiledObject::new`).
+        // SAFETY: `len` is at most the counters' length (`own_fields`).
+        return unsafe { sink.put_live(object.sections().counters.start(), len) };
+    }
+    // 8-byte counters, a whole number of them (`attach_epoch_words`).
+    let mut words = [0u8; 256];
+    let mut k = 0;
+    while k < len / 8 {
+        let batch = (len / 8 - k).min(words.len() / 8);
+        for (j, word) in words.chunks_exact_mut(8).take(batch).enumerate() {
+            let count = object.computed_count(counts, k + j).unwrap_or(0);
+            word.copy_from_slice(&count.to_ne_bytes());
+        }
+        sink.put(&words[..batch * 8])?;
+        k += batch;
+    }
+    Ok(())
 }
 
 /// Writes the data record of `callee`, the `index`th record of the file,

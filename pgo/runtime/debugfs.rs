@@ -24,6 +24,8 @@
 //!   `-EINVAL` and changes nothing. One trailing newline is allowed. It
 //!   reads as empty, so that a recursive copy of the directory works.
 //!   Under lockdown debugfs refuses it: no resets there.
+//! - `epoch` (0200) and `epochs/<object>.profraw` (0400), with counter
+//!   relocation: see `epochs`.
 //! - `stats` (0400): `key=value` figures, space separated, a first line
 //!   for the runtime, then one per object, vmlinux first, then modules in
 //!   the order they first came:
@@ -93,8 +95,11 @@ impl CommandSink for ResetFile {
     }
 }
 
-/// Creates `reset` and `stats` in `dir`.
+/// Creates `reset` and `stats` in `dir`, and `epoch` with counter
+/// relocation.
 pub(crate) fn create_fixed_files(dir: &Dir) -> Result {
     dir.command_file::<ResetFile>(c_str!("reset"))?;
+    #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+    dir.command_file::<super::epochs::EpochCommand>(c_str!("epoch"))?;
     dir.snapshot_file::<StatsFile>(c_str!("stats"), 0)
 }

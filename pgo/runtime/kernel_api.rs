@@ -131,31 +131,37 @@ impl Dir {
     }
 }
 
-/// A debugfs directory at the root of debugfs with one subdirectory,
+/// A debugfs directory at the root of debugfs with subdirectories,
 /// removed together.
 ///
 /// # Invariants
 ///
-/// `sub` is a directory created in `top`. It is removed with `top`, which
-/// removes what is in it, and never on its own (`ManuallyDrop`): nothing
-/// can reach it once `top` is removed, since both go with `self`.
+/// Each of `subs` is a directory created in `top`. It is removed with
+/// `top`, which removes what is in it, and never on its own
+/// (`ManuallyDrop`): nothing can reach it once `top` is removed, since
+/// all go with `self`.
 pub(crate) struct DirWithSub {
     top: Dir,
-    sub: core::mem::ManuallyDrop<Dir>,
+    subs: KVec<core::mem::ManuallyDrop<Dir>>,
 }
 
 impl DirWithSub {
-    /// Creates the directory `name` and `sub` in it; on an error neither
-    /// is left behind.
-    pub(crate) fn create(name: &CStr, sub: &CStr) -> Result<Self> {
+    /// Creates the directory `name` and `subs` in it; on an error none is
+    /// left behind.
+    pub(crate) fn create(name: &CStr, subs: &[&CStr]) -> Result<Self> {
         let top = Dir::create(name)?;
-        // SAFETY: `sub` is NUL-terminated, `top.0` a live directory (type
-        // invariant of `Dir`).
-        let dentry = unsafe { bindings::debugfs_create_dir(sub.as_char_ptr(), top.0) };
-        // INVARIANT: created in `top`; an error pointer becomes its error,
-        // and `top` is then dropped, removed.
-        let sub = core::mem::ManuallyDrop::new(Dir(from_err_ptr(dentry)?));
-        Ok(Self { top, sub })
+        let mut made = KVec::with_capacity(subs.len(), GFP_KERNEL)?;
+        for sub in subs {
+            // SAFETY: `sub` is NUL-terminated, `top.0` a live directory
+            // (type invariant of `Dir`).
+            let dentry = unsafe { bindings::debugfs_create_dir(sub.as_char_ptr(), top.0) };
+            // INVARIANT: created in `top`; an error pointer becomes its
+            // error, and `top` is then dropped, removed with what is in it.
+            let dir = core::mem::ManuallyDrop::new(Dir(from_err_ptr(dentry)?));
+            // Within the capacity: no allocation, no failure.
+            made.push(dir, GFP_NOWAIT)?;
+        }
+        Ok(Self { top, subs: made })
     }
 
     /// The directory.
@@ -163,9 +169,9 @@ impl DirWithSub {
         &self.top
     }
 
-    /// Its subdirectory.
-    pub(crate) fn sub(&self) -> &Dir {
-        &self.sub
+    /// Its subdirectory `index`, in the order `create` was given them.
+    pub(crate) fn sub(&self, index: usize) -> Option<&Dir> {
+        self.subs.get(index).map(|dir| &**dir)
     }
 }
 
@@ -780,6 +786,18 @@ pub(crate) fn reschedule_point() {
     unsafe { kpgo_cond_resched() };
 }
 
+/// Waits until no counter update that loaded a bias from before the call
+/// is still under way, except in an activation that sleeps in a call
+/// (`glue.c`). Only where the caller may sleep.
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+pub(crate) fn wait_for_old_bias() {
+    extern "C" {
+        fn kpgo_wait_for_old_bias();
+    }
+    // SAFETY: no precondition beyond the caller's, who may sleep.
+    unsafe { kpgo_wait_for_old_bias() };
+}
+
 /// Sleeps a millisecond or so. Only where the caller may sleep.
 pub(crate) fn sleep_a_while() {
     // SAFETY: no precondition beyond the caller's, who may sleep.
@@ -1092,10 +1110,14 @@ mod modules {
                 |start: *mut c_void, len: u32| SectionRange::from_len(start.cast(), len as usize);
             let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
             notes[0] = range(pgo.notes, pgo.notes_size);
+            // The loader records a bias only where the module has one.
+            let bias_size = if pgo.counter_bias.is_null() { 0 } else { 8 };
             let sections = Sections {
                 data: range(pgo.data, pgo.data_size),
                 counters: range(pgo.counters, pgo.counters_size),
                 counter_pages: range(pgo.counters, pgo.counter_pages_size),
+                spare_counters: range(pgo.spare_counters, pgo.spare_counters_size),
+                counter_bias: range(pgo.counter_bias.cast(), bias_size),
                 bitmap: range(pgo.bitmap, pgo.bitmap_size),
                 names: range(pgo.names, pgo.names_size),
                 values: range(pgo.values, pgo.values_size),

@@ -51,7 +51,7 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
             let object = entry.live(&section).ok_or(ENODEV)?;
             let mut measure = Measure::new();
             let layout = write_live(object, page, &mut measure).map_err(|_| EINVAL)?;
-            if !layout.only_counters(object.sections()) {
+            if object.pages_of_current_set(layout, page).is_none() {
                 return Err(Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32)));
             }
             (measure.position(), layout)
@@ -74,13 +74,18 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
                         pause_if(may_sleep),
                     );
                     let written = write_live(object, page, &mut sink);
-                    let same = matches!(written, Ok(again) if again == layout);
-                    if same && sink.position() == len && layout.only_counters(object.sections()) {
+                    // The pages of the set its bias points to now.
+                    let pages = written
+                        .ok()
+                        .filter(|again| *again == layout)
+                        .and_then(|again| object.pages_of_current_set(again, page));
+                    if let Some(pages) = pages.filter(|_| sink.position() == len) {
                         for nth in 0..live.len() {
-                            let address = layout.memory + nth * PAGE_SIZE;
-                            // SAFETY: a page of `layout`, inside this
-                            // object's counter pages (`only_counters`),
-                            // which `section` keeps mapped.
+                            let address = pages.memory + nth * PAGE_SIZE;
+                            // SAFETY: a page of `pages`, inside this
+                            // object's counter pages or spare set
+                            // (`pages_of_current_set`), which `section`
+                            // keeps mapped.
                             let page = unsafe { PageRef::of_memory(address) }?;
                             // Within the capacity: no allocation here.
                             live_pages.push(page, GFP_NOWAIT)?;

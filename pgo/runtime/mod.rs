@@ -15,6 +15,9 @@
 //! - `debugfs`: `pgo/<object>.profraw`, `pgo/reset`, `pgo/stats`.
 //! - `live`: `pgo/live/<object>.profraw`, whose counter pages are the
 //!   object's counters, to read or map.
+//! - `epochs` (counter relocation): `pgo/epoch`, which switches every
+//!   object's counters to their other set, and
+//!   `pgo/epochs/<object>.profraw`, the last finished epoch.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
 //!   `file_operations`, the module notifier, preemption and RCU sections,
 //!   deferred frees, a rate limit); with `glue.c`, the C side.
@@ -23,6 +26,8 @@ use kernel::prelude::*;
 
 mod callees;
 mod debugfs;
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+mod epochs;
 mod hooks;
 mod kernel_api;
 mod live;

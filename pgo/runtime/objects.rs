@@ -67,15 +67,44 @@ const fn vmlinux_notes() -> [SectionRange; MAX_NOTE_RANGES] {
     notes
 }
 
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+extern "C" {
+    static mut __start___llvm_prf_cnts_spare: u8;
+    static mut __stop___llvm_prf_cnts_spare: u8;
+    static mut __llvm_profile_counter_bias: u64;
+}
+
+/// vmlinux's spare counters (in `.bss`, `vmlinux.lds.h`) and its bias
+/// (`glue.c`).
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+const fn vmlinux_spare_and_bias() -> (SectionRange, SectionRange) {
+    let bias = &raw mut __llvm_profile_counter_bias;
+    (
+        SectionRange::new(
+            &raw mut __start___llvm_prf_cnts_spare,
+            &raw mut __stop___llvm_prf_cnts_spare,
+        ),
+        SectionRange::new(bias.cast(), bias.wrapping_add(1).cast()),
+    )
+}
+
+#[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+const fn vmlinux_spare_and_bias() -> (SectionRange, SectionRange) {
+    (SectionRange::EMPTY, SectionRange::EMPTY)
+}
+
 /// vmlinux's sections; its counters fill pages of their own, up to
 /// `__pages_end___llvm_prf_cnts` (`vmlinux.lds.h`).
 const fn vmlinux_sections_with_pages() -> Sections {
     let sections = vmlinux_sections(vmlinux_notes());
+    let (spare_counters, counter_bias) = vmlinux_spare_and_bias();
     Sections {
         counter_pages: SectionRange::new(
             sections.counters.start(),
             &raw mut __pages_end___llvm_prf_cnts,
         ),
+        spare_counters,
+        counter_bias,
         ..sections
     }
 }
@@ -111,6 +140,8 @@ pub(crate) struct ModuleObject {
     init_freed: core::sync::atomic::AtomicBool,
     /// The node pool's reset baselines, one per node.
     _baselines: KVVec<core::sync::atomic::AtomicU64>,
+    /// The accounting words of its epochs (counter relocation), or none.
+    _epoch_words: KVVec<core::sync::atomic::AtomicU64>,
 }
 
 /// A module's descriptor as the map holds it: freed by [`retire`].
@@ -147,7 +178,11 @@ impl ModuleObject {
         // and freed with it; only the core's atomics touch it.
         // SAFETY: one zeroed baseline per node, valid while `object` is.
         unsafe { object.attach_baselines(baselines.as_mut_ptr()) };
-        let bytes = DESCRIPTOR_BYTES + capacity * core::mem::size_of::<u64>();
+        #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+        let epoch_words = super::epochs::attach_words(&object)?;
+        #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+        let epoch_words = KVVec::new();
+        let bytes = DESCRIPTOR_BYTES + (capacity + epoch_words.len()) * core::mem::size_of::<u64>();
         let descriptor = KBox::new(
             Self {
                 object,
@@ -156,6 +191,7 @@ impl ModuleObject {
                 init_text,
                 init_freed: core::sync::atomic::AtomicBool::new(false),
                 _baselines: baselines,
+                _epoch_words: epoch_words,
             },
             GFP_KERNEL,
         )?;
@@ -180,7 +216,8 @@ impl ModuleObject {
     }
 
     fn bytes(&self) -> usize {
-        DESCRIPTOR_BYTES + self.object.node_capacity() * core::mem::size_of::<u64>()
+        let words = self.object.node_capacity() + self._epoch_words.len();
+        DESCRIPTOR_BYTES + words * core::mem::size_of::<u64>()
     }
 }
 

@@ -59,11 +59,14 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use super::debugfs::{self, ProfileFile};
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+use super::epochs::EpochFile;
 use super::kernel_api::{
     fatal_signal_pending, reschedule_point, sleep_a_while, DirWithSub, ReadSection,
 };
 use super::live::LiveFile;
 use super::objects::vmlinux;
+use crate::profile::epochs::EpochFigures;
 use crate::profile::sections::{ProfiledObject, Stats};
 
 #[cfg(CONFIG_MODULES)]
@@ -298,6 +301,7 @@ struct EntryFigures {
     stats: Stats,
     saved_profiles: usize,
     saved_bytes: usize,
+    epochs: EpochFigures,
 }
 
 impl Entry {
@@ -519,6 +523,9 @@ impl Entry {
             stats: live.map_or_else(|| self.last.load(), |object| object.stats()),
             saved_profiles: 0,
             saved_bytes: 0,
+            epochs: live
+                .map(|object| object.epoch_figures())
+                .unwrap_or_default(),
         };
         let _ = self.for_each_saved(&section, |profile| {
             figures.saved_profiles += 1;
@@ -531,7 +538,7 @@ impl Entry {
     fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
         let figures = self.figures();
         let stats = figures.stats;
-        writeln!(
+        write!(
             out,
             "object={} state={} functions={} counters={} value_sites={} \
              value_nodes_used={} value_nodes={} values_dropped={} \
@@ -548,7 +555,16 @@ impl Entry {
             figures.saved_bytes,
             self.lost_unloads.load(Ordering::Relaxed),
             self.kept_unloads.load(Ordering::Relaxed),
-        )
+        )?;
+        let epochs = figures.epochs;
+        if epochs.enabled {
+            write!(
+                out,
+                " epoch={} set={} late_updates={} late_updates_total={}",
+                epochs.finished_epoch, epochs.current_set, epochs.late_last, epochs.late_total
+            )?;
+        }
+        writeln!(out)
     }
 }
 
@@ -642,9 +658,18 @@ impl Registry {
         // below if the file exists (on failure no file can name it).
         let key = &*entry as *const Entry as usize;
         dirs.top().snapshot_file::<ProfileFile>(file_name, key)?;
-        // The entry is usable without it: its profile file exists.
-        if let Err(error) = dirs.sub().mapped_file::<LiveFile>(file_name, key) {
+        // The entry is usable without them: its profile file exists.
+        let live = dirs.sub(SUB_LIVE).ok_or(ENOENT);
+        if let Err(error) = live.and_then(|dir| dir.mapped_file::<LiveFile>(file_name, key)) {
             pr_warn!("no live/{file_name}: error {}\n", error.to_errno());
+        }
+        #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+        {
+            let epochs = dirs.sub(SUB_EPOCHS).ok_or(ENOENT);
+            let file = epochs.and_then(|dir| dir.snapshot_file::<EpochFile>(file_name, key));
+            if let Err(error) = file {
+                pr_warn!("no epochs/{file_name}: error {}\n", error.to_errno());
+            }
         }
         // SAFETY: the entry is never moved out of its allocation, which is
         // leaked.
@@ -694,7 +719,7 @@ impl Registry {
             "runtime modules_live={} modules_profiled={} modules_refused={} descriptors={} \
              descriptor_bytes={} map_tables={} map_bytes={} entries={} entry_bytes={} \
              kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT} \
-             name_index_bytes={}",
+             name_index_bytes={} epochs={}",
             figure(&MODULES_LIVE),
             figure(&MODULES_PROFILED),
             figure(&MODULES_REFUSED),
@@ -707,6 +732,7 @@ impl Registry {
             figure(&KEPT_PROFILES),
             figure(&KEPT_BYTES),
             super::callees::name_index_bytes(),
+            finished_epochs(),
         )?;
         // Oldest first: vmlinux, then modules in the order they came.
         let mut entries = KVec::new();
@@ -1003,6 +1029,12 @@ impl Registry {
         }
         // The last step, which cannot fail but for a name that is live.
         if entry.publish(descriptor) {
+            // Published, before any of its code runs: its bias joins the
+            // switches'.
+            #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+            if let Some(object) = entry.live(&entry.read_section()) {
+                super::epochs::join(object);
+            }
             Ok(())
         } else {
             Err(Refusal::NameLive)
@@ -1159,6 +1191,39 @@ fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64)
 #[cfg(CONFIG_MODULES)]
 static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
 
+/// Epoch switches completed since boot (0 without counter relocation).
+fn finished_epochs() -> u64 {
+    #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+    return super::epochs::finished();
+    #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+    0
+}
+
+/// `pgo/`'s subdirectories, and the indexes of each.
+#[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+const SUBDIRECTORIES: &[&CStr] = &[c_str!("live")];
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+const SUBDIRECTORIES: &[&CStr] = &[c_str!("live"), c_str!("epochs")];
+const SUB_LIVE: usize = 0;
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+const SUB_EPOCHS: usize = 1;
+
+/// Calls `f` on every live object, vmlinux's and each loaded module's,
+/// each in a read-side section of its own. Where the caller may sleep.
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject)) {
+    let Ok(registry) = registry() else {
+        return;
+    };
+    for entry in registry.entries() {
+        reschedule_point();
+        let section = entry.read_section();
+        if let Some(object) = entry.live(&section) {
+            f(object);
+        }
+    }
+}
+
 /// vmlinux's reset baselines: allocated once, never freed.
 fn attach_vmlinux_baselines() -> Result {
     let capacity = vmlinux().node_capacity();
@@ -1180,7 +1245,14 @@ fn attach_vmlinux_baselines() -> Result {
 /// published stays, unused).
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
-    let dirs = DirWithSub::create(c_str!("pgo"), c_str!("live"))?;
+    #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+    {
+        let (words, _, _) = super::epochs::attach_words(vmlinux())?.into_raw_parts();
+        // Leaked: vmlinux's for good, and referenced from `VMLINUX` for
+        // kmemleak.
+        let _ = words;
+    }
+    let dirs = DirWithSub::create(c_str!("pgo"), SUBDIRECTORIES)?;
     let registry = KBox::pin_init(
         pin_init!(Registry {
             creating <- kernel::new_mutex!(Some(dirs), "kpgo_registry"),

@@ -12,7 +12,8 @@
 #     __llvm_prf_bias, aligned to and as long as a cache line;
 #   - the end-to-end tests give the same exact profiles as without the
 #     option: tests/kernel/vmlinux.sh, modules.sh, rust.sh and live.sh on
-#     this kernel (their outputs in build/reloc).
+#     this kernel (their outputs in build/reloc);
+#   - exact epochs: tests/kernel/epochs.sh.
 #
 # Usage: tests/kernel/reloc.sh
 set -uo pipefail
@@ -71,6 +72,9 @@ check "tests/kernel/rust.sh on the relocation kernel" test "$status" -eq 0
 status=0
 "$here/live.sh" || status=1
 check "tests/kernel/live.sh on the relocation kernel" test "$status" -eq 0
+status=0
+"$here/epochs.sh" || status=1
+check "tests/kernel/epochs.sh: exact epochs on 2 CPUs" test "$status" -eq 0
 
 shift=$(sed -n 's/^CONFIG_X86_L1_CACHE_SHIFT=//p' "$KPGO_TREE/.config")
 check "the tree's cache line is configured (CONFIG_X86_L1_CACHE_SHIFT=${shift:-?})" test -n "$shift"

@@ -352,6 +352,8 @@ impl FakeObject {
             data: Self::range_of(&self.data),
             counters: Self::range_of(&self.counters),
             counter_pages: Self::range_of(&self.counters),
+            spare_counters: SectionRange::EMPTY,
+            counter_bias: SectionRange::EMPTY,
             bitmap: Self::range_of(&self.bitmap),
             names: Self::range_of(&self.names),
             values: Self::range_of(&self.heads),

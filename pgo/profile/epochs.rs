@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counter epochs, for objects built with runtime counter relocation.
+//!
+//! Such an object's code adds the object's bias to every counter address
+//! (`Sections::counter_bias`), so its counters can be moved between two
+//! sets: the linked ones (set 0, `Sections::counters`) and a spare set of
+//! the same size (set 1, `Sections::spare_counters`), with the bias 0 or
+//! the distance between them. A switch points the bias at the other set,
+//! waits until no update can still be on its way with the old bias except
+//! late ones (the runtime's wait), and closes the set it left: that set's
+//! counts are then a consistent cut, the epoch's.
+//!
+//! An instrumented function loads the bias at its entry, so an activation
+//! that sleeps in a call across a switch updates the old set when it
+//! wakes: a *late* update, which no wait can prevent. So the runtime never
+//! writes a set, and accounts by reads only, per counter:
+//!
+//! - `taken`: what earlier epochs were given, set 0 plus set 1 as the last
+//!   close read them;
+//! - `finished`: the last closed epoch's counts, what the two sets gained
+//!   between two closes: the set left, read after the wait, and the other
+//!   one read just before the bias moved to it (`prepare`), so none of the
+//!   new epoch's updates is in it, but every late update it got is;
+//! - `zero`: the counts since boot at the last reset: a profile's counts
+//!   are set 0 plus set 1 minus `zero`, and a reset writes no counter.
+//!
+//! Nothing is lost or counted twice: each update is in one set, and the
+//! epochs' counts telescope to the sum of both sets at the last close. An
+//! update is given to the epoch of the first close that reads it; the
+//! late updates each switch finds are counted (`Epochs::late`).
+
+use core::ptr;
+use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+
+use super::sections::{ProfiledObject, Sections};
+use super::writer::{LivePages, PageSize};
+
+/// `u64` words of accounting an object needs per counter (`zero`, `taken`,
+/// `finished`).
+pub const WORDS_PER_COUNTER: usize = 3;
+
+/// The per-object state of the epoch accounting.
+///
+/// # Invariants
+///
+/// `words` is null, or (set once, by [`ProfiledObject::attach_epoch_words`])
+/// points to `WORDS_PER_COUNTER` zero-initialised `AtomicU64` per counter
+/// of the object, valid as long as the object, that only this module
+/// accesses; and then the object has 8-byte counters, a spare set at
+/// least as long as its counters and a bias word.
+pub struct Epochs {
+    words: AtomicPtr<AtomicU64>,
+    /// The switch whose [`ProfiledObject::prepare_epoch`] read this object
+    /// last.
+    prepared: AtomicU64,
+    /// The switch whose epoch `finished` holds; 0 before the first.
+    finished_epoch: AtomicU64,
+    /// Per set, the sum of its counters when it was last closed.
+    closed_sums: [AtomicU64; 2],
+    /// Late updates: found by the last switch, and since boot.
+    late_last: AtomicU64,
+    late_total: AtomicU64,
+}
+
+impl Epochs {
+    /// No accounting yet.
+    pub const fn new() -> Self {
+        // INVARIANT: `words` is null.
+        Self {
+            words: AtomicPtr::new(ptr::null_mut()),
+            prepared: AtomicU64::new(0),
+            finished_epoch: AtomicU64::new(0),
+            closed_sums: [AtomicU64::new(0), AtomicU64::new(0)],
+            late_last: AtomicU64::new(0),
+            late_total: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Default for Epochs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Which counts of an object a profile carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counts {
+    /// The counter memory as it is: set 0 (what a mapping of it shows).
+    Memory,
+    /// The counts since the last reset: what the object's profile is.
+    SinceReset,
+    /// The last closed epoch's counts.
+    FinishedEpoch,
+}
+
+/// The epoch figures of one object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EpochFigures {
+    /// Whether the object takes part in epochs.
+    pub enabled: bool,
+    /// The set its bias points to.
+    pub current_set: usize,
+    /// The switch whose epoch its finished counts are (0: none yet).
+    pub finished_epoch: u64,
+    /// Late updates the last switch found.
+    pub late_last: u64,
+    /// Late updates all switches found.
+    pub late_total: u64,
+}
+
+/// The accounting words of an object: `zero`, `taken`, `finished`.
+struct Words<'a> {
+    zero: &'a [AtomicU64],
+    taken: &'a [AtomicU64],
+    finished: &'a [AtomicU64],
+}
+
+impl ProfiledObject {
+    /// Its number of 8-byte counters.
+    fn counter_words(&self) -> usize {
+        self.sections().counters.len() / 8
+    }
+
+    /// Gives the object the accounting words of its epochs. False, and
+    /// nothing changes, if it has them already or cannot take part: its
+    /// counters are not 8 bytes each, it has no bias word, or its spare
+    /// set is shorter than its counters.
+    ///
+    /// # Safety
+    ///
+    /// `words` points to `WORDS_PER_COUNTER` zeroed `AtomicU64` per 8-byte
+    /// counter of the object, valid and accessed by nothing else as long as
+    /// the object is used.
+    pub unsafe fn attach_epoch_words(&self, words: *mut AtomicU64) -> bool {
+        let sections = self.sections();
+        let eight_byte = self.version().is_ok_and(|v| v.counter_size() == 8);
+        let fits = sections.counters.len() % 8 == 0
+            && sections.spare_counters.len() >= sections.counters.len()
+            && (sections.spare_counters.start() as usize) % 8 == 0
+            && (sections.counters.start() as usize) % 8 == 0
+            && sections.counter_bias.len() == 8
+            && (sections.counter_bias.start() as usize) % 8 == 0;
+        // INVARIANT: set once, checked above, memory from the caller.
+        eight_byte
+            && fits
+            && self
+                .epochs
+                .words
+                .compare_exchange(ptr::null_mut(), words, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    }
+
+    /// Whether the object takes part in epochs.
+    pub fn has_epochs(&self) -> bool {
+        !self.epochs.words.load(Ordering::Acquire).is_null()
+    }
+
+    fn words(&self) -> Option<Words<'_>> {
+        let words = self.epochs.words.load(Ordering::Acquire);
+        if words.is_null() {
+            return None;
+        }
+        let n = self.counter_words();
+        // SAFETY: `WORDS_PER_COUNTER * n` atomics, valid as long as `self`
+        // (type invariant of `Epochs`).
+        let all = unsafe { core::slice::from_raw_parts(words, WORDS_PER_COUNTER * n) };
+        let (zero, rest) = all.split_at(n);
+        let (taken, finished) = rest.split_at(n);
+        Some(Words {
+            zero,
+            taken,
+            finished,
+        })
+    }
+
+    /// The bias word.
+    fn bias(&self) -> &AtomicU64 {
+        // SAFETY: only called with words attached: an aligned bias word of
+        // the object (type invariant of `Epochs`), which its code reads
+        // and only this module writes.
+        unsafe { AtomicU64::from_ptr(self.sections().counter_bias.start().cast()) }
+    }
+
+    /// The bias that points set 0's counter addresses at `set`.
+    fn bias_of(&self, set: usize) -> u64 {
+        let sections = self.sections();
+        if set == 0 {
+            0
+        } else {
+            (sections.spare_counters.start() as u64).wrapping_sub(sections.counters.start() as u64)
+        }
+    }
+
+    /// Counter `k` of `set`; only with words attached.
+    fn set_counter(&self, set: usize, k: usize) -> &AtomicU64 {
+        let sections = self.sections();
+        let start = if set == 0 {
+            sections.counters.start()
+        } else {
+            sections.spare_counters.start()
+        };
+        // SAFETY: called only with words attached, for `k` below the
+        // number of counters, which both sets hold, 8-byte aligned
+        // (checked by `attach_epoch_words`); counter memory is written
+        // only by instrumented code and atomics (contract of
+        // `ProfiledObject::new`).
+        unsafe { AtomicU64::from_ptr(start.cast::<u64>().add(k)) }
+    }
+
+    /// The set the bias points to: 0 without epochs, or when the bias is
+    /// neither set's.
+    pub fn current_set(&self) -> usize {
+        if !self.has_epochs() {
+            return 0;
+        }
+        let bias = self.bias().load(Ordering::Relaxed);
+        usize::from(bias != 0 && bias == self.bias_of(1))
+    }
+
+    /// Points the bias at `set` (0 or 1); nothing without epochs. The
+    /// object's code uses it from its next load of the bias on.
+    pub fn point_bias_at(&self, set: usize) {
+        if self.has_epochs() {
+            self.bias().store(self.bias_of(set & 1), Ordering::Release);
+        }
+    }
+
+    /// The first half of switch `epoch`, before the bias moves to set
+    /// `next`: reads that set, counting the late updates it got since it
+    /// was last closed.
+    ///
+    /// The sets are the caller's (the runtime's, for every object), not
+    /// read from the bias: the accounting holds wherever the bias points,
+    /// as long as a switch prepares one set and closes the other.
+    pub fn prepare_epoch(&self, epoch: u64, next: usize) {
+        let Some(words) = self.words() else {
+            return;
+        };
+        let next = next & 1;
+        // A seqlock's write side: readers of `finished` see `prepared` move
+        // past `finished_epoch` before any word changes.
+        self.epochs.prepared.store(epoch, Ordering::Relaxed);
+        fence(Ordering::Release);
+        let mut sum = 0u64;
+        for (k, finished) in words.finished.iter().enumerate() {
+            let count = self.set_counter(next, k).load(Ordering::Relaxed);
+            finished.store(count, Ordering::Relaxed);
+            sum = sum.wrapping_add(count);
+        }
+        let late = sum.wrapping_sub(self.epochs.closed_sums[next].load(Ordering::Relaxed));
+        self.epochs.late_last.store(late, Ordering::Relaxed);
+        self.epochs.late_total.fetch_add(late, Ordering::Relaxed);
+    }
+
+    /// The second half of switch `epoch`, after the bias moved away from
+    /// set `left` and the wait: closes that set, so the finished counts
+    /// are the epoch's. False, and nothing changes, for an object that
+    /// switch did not prepare (it came in between) or closed already.
+    pub fn close_epoch(&self, epoch: u64, left: usize) -> bool {
+        let Some(words) = self.words() else {
+            return false;
+        };
+        if self.epochs.prepared.load(Ordering::Relaxed) != epoch
+            || self.epochs.finished_epoch.load(Ordering::Relaxed) == epoch
+        {
+            return false;
+        }
+        let left = left & 1;
+        let mut sum = 0u64;
+        for (k, (taken, finished)) in words.taken.iter().zip(words.finished).enumerate() {
+            let count = self.set_counter(left, k).load(Ordering::Relaxed);
+            sum = sum.wrapping_add(count);
+            let total = count.wrapping_add(finished.load(Ordering::Relaxed));
+            finished.store(
+                total.wrapping_sub(taken.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+            taken.store(total, Ordering::Relaxed);
+        }
+        self.epochs.closed_sums[left].store(sum, Ordering::Relaxed);
+        self.epochs.finished_epoch.store(epoch, Ordering::Release);
+        true
+    }
+
+    /// Makes the counts since boot the new zero, writing no counter. False
+    /// without epochs.
+    pub(crate) fn reset_epoch_counts(&self) -> bool {
+        let Some(words) = self.words() else {
+            return false;
+        };
+        for (k, zero) in words.zero.iter().enumerate() {
+            zero.store(self.since_boot(k), Ordering::Relaxed);
+        }
+        true
+    }
+
+    fn since_boot(&self, k: usize) -> u64 {
+        self.set_counter(0, k)
+            .load(Ordering::Relaxed)
+            .wrapping_add(self.set_counter(1, k).load(Ordering::Relaxed))
+    }
+
+    /// Counter `k` (below the object's number of counters) as `counts`
+    /// has it, where that is not simply its counter memory: `None` for
+    /// [`Counts::Memory`] and without epochs.
+    pub(crate) fn computed_count(&self, counts: Counts, k: usize) -> Option<u64> {
+        let words = self.words()?;
+        match counts {
+            Counts::Memory => None,
+            Counts::SinceReset => Some(
+                self.since_boot(k)
+                    .wrapping_sub(words.zero[k].load(Ordering::Relaxed)),
+            ),
+            Counts::FinishedEpoch => Some(words.finished[k].load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Whether `counts` of this object are not simply its counter memory.
+    pub(crate) fn counts_computed(&self, counts: Counts) -> bool {
+        counts != Counts::Memory && self.has_epochs()
+    }
+
+    /// The epoch whose counts `finished` holds, when no switch is
+    /// changing them: a seqlock's read side, with
+    /// [`Self::finished_epoch_unchanged`] after the reads.
+    pub fn stable_finished_epoch(&self) -> Option<u64> {
+        let finished = self.epochs.finished_epoch.load(Ordering::Acquire);
+        let prepared = self.epochs.prepared.load(Ordering::Relaxed);
+        (prepared == finished && finished != 0).then_some(finished)
+    }
+
+    /// Whether `finished`, read since [`Self::stable_finished_epoch`] gave
+    /// `epoch`, still holds that epoch's counts.
+    pub fn finished_epoch_unchanged(&self, epoch: u64) -> bool {
+        fence(Ordering::Acquire);
+        self.epochs.prepared.load(Ordering::Relaxed) == epoch
+    }
+
+    /// `pages`, which [`write_live`] laid out for this object's counters
+    /// with `page_size`, moved to the set the bias points to now: `None`
+    /// unless they hold nothing but that set's counters and padding, and
+    /// the sets are a whole number of pages apart.
+    ///
+    /// [`write_live`]: super::writer::write_live
+    pub fn pages_of_current_set(&self, pages: LivePages, page_size: PageSize) -> Option<LivePages> {
+        let sections = self.sections();
+        let (shift, own) = if self.current_set() == 1 {
+            (self.bias_of(1) as usize, sections.spare_counters)
+        } else {
+            (0, sections.counter_pages)
+        };
+        let moved = LivePages {
+            memory: pages.memory.wrapping_add(shift),
+            ..pages
+        };
+        let own = Sections {
+            counter_pages: own,
+            ..*sections
+        };
+        (page_size.aligned(shift) && moved.only_counters(&own)).then_some(moved)
+    }
+
+    /// The epoch figures.
+    pub fn epoch_figures(&self) -> EpochFigures {
+        EpochFigures {
+            enabled: self.has_epochs(),
+            current_set: self.current_set(),
+            finished_epoch: self.epochs.finished_epoch.load(Ordering::Acquire),
+            late_last: self.epochs.late_last.load(Ordering::Relaxed),
+            late_total: self.epochs.late_total.load(Ordering::Relaxed),
+        }
+    }
+}
