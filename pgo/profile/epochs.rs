@@ -228,7 +228,8 @@ impl ProfiledObject {
     }
 
     /// The first half of switch `epoch`, before the bias moves to set
-    /// `next`: reads that set, counting the late updates it got since it
+    /// `next`; one switch at a time (the runtime's `SWITCHING`): reads that
+    /// set, counting the late updates it got since it
     /// was last closed.
     ///
     /// The sets are the caller's (the runtime's, for every object), not
@@ -307,6 +308,8 @@ impl ProfiledObject {
     /// [`Counts::Memory`] and without epochs.
     pub(crate) fn computed_count(&self, counts: Counts, k: usize) -> Option<u64> {
         let words = self.words()?;
+        // Bounds first: `since_boot` indexes the sets unchecked.
+        words.zero.get(k)?;
         match counts {
             Counts::Memory => None,
             Counts::SinceReset => Some(

@@ -462,7 +462,8 @@ impl ProfiledObject {
         }
         // Counters a bias moves are never written: their zero moves.
         if self.reset_epoch_counts() {
-            // SAFETY: as below, for the bitmap.
+            // SAFETY: the bitmap is live memory of this object (contract
+            // of `new`), written only through atomics here.
             unsafe { fill_live(&self.sections.bitmap, 0) };
             return Ok(());
         }

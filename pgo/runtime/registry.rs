@@ -714,12 +714,12 @@ impl Registry {
         let table_bytes = objects::TABLE_BYTES;
         #[cfg(not(CONFIG_MODULES))]
         let (descriptors, descriptor_bytes, tables, table_bytes) = (0, 0, 0, 0);
-        writeln!(
+        write!(
             out,
             "runtime modules_live={} modules_profiled={} modules_refused={} descriptors={} \
              descriptor_bytes={} map_tables={} map_bytes={} entries={} entry_bytes={} \
              kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT} \
-             name_index_bytes={} epochs={}",
+             name_index_bytes={}",
             figure(&MODULES_LIVE),
             figure(&MODULES_PROFILED),
             figure(&MODULES_REFUSED),
@@ -732,8 +732,11 @@ impl Registry {
             figure(&KEPT_PROFILES),
             figure(&KEPT_BYTES),
             super::callees::name_index_bytes(),
-            finished_epochs(),
         )?;
+        #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+        writeln!(out, " epochs={}", super::epochs::finished())?;
+        #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+        writeln!(out)?;
         // Oldest first: vmlinux, then modules in the order they came.
         let mut entries = KVec::new();
         for entry in self.entries() {
@@ -1191,14 +1194,6 @@ fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64)
 #[cfg(CONFIG_MODULES)]
 static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
 
-/// Epoch switches completed since boot (0 without counter relocation).
-fn finished_epochs() -> u64 {
-    #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-    return super::epochs::finished();
-    #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
-    0
-}
-
 /// `pgo/`'s subdirectories, and the indexes of each.
 #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
 const SUBDIRECTORIES: &[&CStr] = &[c_str!("live")];
@@ -1246,11 +1241,14 @@ fn attach_vmlinux_baselines() -> Result {
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-    {
-        let (words, _, _) = super::epochs::attach_words(vmlinux())?.into_raw_parts();
+    match super::epochs::attach_words(vmlinux()) {
         // Leaked: vmlinux's for good, and referenced from `VMLINUX` for
         // kmemleak.
-        let _ = words;
+        Ok(words) => drop(words.into_raw_parts()),
+        Err(error) => pr_warn!(
+            "no memory for vmlinux's epochs (error {}): its counters stay put\n",
+            error.to_errno()
+        ),
     }
     let dirs = DirWithSub::create(c_str!("pgo"), SUBDIRECTORIES)?;
     let registry = KBox::pin_init(
