@@ -55,10 +55,11 @@ u64 __llvm_profile_counter_bias __read_mostly;
  * loaded an old bias is still under way, but for an activation that sleeps
  * in a call (Documentation/counter-relocation.rst). synchronize_rcu()
  * covers code that cannot sleep (NMI, hardirq, softirq, preemption or
- * interrupts off; instrumented code never runs where RCU is not watching:
- * that code is noinstr), synchronize_rcu_tasks() a task preempted between
- * its load of the bias and its update (the same as synchronize_rcu()
- * without preemption).
+ * interrupts off) where RCU is watching, synchronize_rcu_tasks() a task
+ * preempted between its load of the bias and its update (the same as
+ * synchronize_rcu() without preemption). Instrumented code where RCU is
+ * not watching (a CPU going offline, past its last report) may update
+ * the old set later: late updates, counted, not lost.
  */
 void kpgo_wait_for_old_bias(void)
 {

@@ -121,10 +121,10 @@ fn epoch_counts(object: &ProfiledObject) -> Vec<u64> {
 /// One switch, as the runtime does it around its wait.
 fn switch(object: &ProfiledObject, epoch: u64, during_wait: impl FnOnce()) {
     let left = object.current_set();
-    object.prepare_epoch(epoch, 1 - left);
+    object.prepare_epoch(epoch, 1 - left, || {});
     object.point_bias_at(1 - left);
     during_wait();
-    assert!(object.close_epoch(epoch, left));
+    assert!(object.close_epoch(epoch, left, || {}));
 }
 
 /// Boot-time counts go to the first epoch; a late update (through a bias
@@ -166,14 +166,14 @@ fn epochs_carry_boot_counts_and_count_late_updates() {
     assert_eq!(epoch_counts(&object), [4, 0, 0, 0, 1]);
     // A switch that did not prepare this object closes nothing, nor does
     // one closed already.
-    assert!(!object.close_epoch(7, 1));
-    assert!(!object.close_epoch(2, 1));
+    assert!(!object.close_epoch(7, 1, || {}));
+    assert!(!object.close_epoch(2, 1, || {}));
     assert_eq!(object.stable_finished_epoch(), Some(2));
-    object.prepare_epoch(3, 1);
+    object.prepare_epoch(3, 1, || {});
     assert_eq!(object.stable_finished_epoch(), None, "a switch under way");
     assert!(!object.finished_epoch_unchanged(2));
     object.point_bias_at(1);
-    assert!(object.close_epoch(3, 0));
+    assert!(object.close_epoch(3, 0, || {}));
     assert_eq!(object.stable_finished_epoch(), Some(3));
 }
 
@@ -209,7 +209,7 @@ fn random_epochs_are_exact_and_sum_to_the_total() {
         held.push(r.load_bias());
         held.retain(|_| rng.below(4) != 0);
         let next = 1 - object.current_set();
-        object.prepare_epoch(epoch, next);
+        object.prepare_epoch(epoch, next, || {});
         let mut expected = std::mem::replace(&mut pending[next], vec![0; n]);
         object.point_bias_at(next);
         let left = 1 - next;
@@ -220,7 +220,7 @@ fn random_epochs_are_exact_and_sum_to_the_total() {
             pending[left][k] += 1;
             total[k] += 1;
         }
-        assert!(object.close_epoch(epoch, left));
+        assert!(object.close_epoch(epoch, left, || {}));
         for (e, p) in expected.iter_mut().zip(&mut pending[left]) {
             *e += std::mem::take(p);
         }
@@ -288,4 +288,44 @@ fn a_saved_profile_keeps_the_counts_since_reset_of_both_sets() {
     let mut buf = vec![0u8; 1 << 16];
     let len = serialize(&saved, &mut buf).unwrap();
     assert_eq!(r.counters(&buf[..len]), [0, 2, 0, 1, 0]);
+}
+
+/// A spare set or a bias that shares bytes with the counters, or with
+/// each other, is refused: instrumented code would write there.
+#[test]
+fn a_spare_set_or_bias_that_overlaps_is_refused() {
+    let r = Relocated::new();
+    let plain = *r.object(false).sections();
+    let bias = plain.counter_bias;
+    let spare = plain.spare_counters;
+    let cases = [
+        ("spare set on the counters", plain.counters, bias),
+        (
+            "bias inside the counters",
+            spare,
+            SectionRange::from_len(plain.counters.start(), 8),
+        ),
+        (
+            "bias inside the spare set",
+            spare,
+            SectionRange::from_len(spare.start(), 8),
+        ),
+        (
+            "bias on a data record",
+            spare,
+            SectionRange::from_len(plain.data.start(), 8),
+        ),
+    ];
+    for (what, spare_counters, counter_bias) in cases {
+        let mut sections = plain;
+        sections.spare_counters = spare_counters;
+        sections.counter_bias = counter_bias;
+        // SAFETY: the fake's buffers outlive the object.
+        let object = unsafe { ProfiledObject::new(sections, r.fake.version_word()) };
+        // SAFETY: as in `Relocated::object`.
+        let attached = unsafe { object.attach_epoch_words(r.words.as_ptr() as *mut AtomicU64) };
+        assert!(!attached, "{what}");
+    }
+    // The same object apart is taken.
+    assert!(r.object(true).has_epochs());
 }

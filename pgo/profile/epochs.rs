@@ -33,7 +33,7 @@
 use core::ptr;
 use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
-use super::sections::{ProfiledObject, Sections};
+use super::sections::{ProfiledObject, SectionRange, Sections};
 use super::writer::{LivePages, PageSize};
 
 /// `u64` words of accounting an object needs per counter (`zero`, `taken`,
@@ -84,6 +84,10 @@ impl Default for Epochs {
     }
 }
 
+/// Counters a switch reads between two calls of its `pause` (where the
+/// kernel may reschedule: vmlinux has hundreds of thousands).
+const PAUSE_EVERY: usize = 8192;
+
 /// Which counts of an object a profile carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Counts {
@@ -110,6 +114,35 @@ pub struct EpochFigures {
     pub late_total: u64,
 }
 
+/// Whether `a` and `b` share no byte.
+fn disjoint(a: &SectionRange, b: &SectionRange) -> bool {
+    let (a_start, b_start) = (a.start() as usize, b.start() as usize);
+    a.is_empty()
+        || b.is_empty()
+        || a_start.saturating_add(a.len()) <= b_start
+        || b_start.saturating_add(b.len()) <= a_start
+}
+
+/// Whether the spare set and the bias share no byte with each other or
+/// with any other range of `sections`.
+fn apart_from_the_rest(sections: &Sections) -> bool {
+    let others = [
+        &sections.data,
+        &sections.counters,
+        &sections.counter_pages,
+        &sections.bitmap,
+        &sections.names,
+        &sections.values,
+        &sections.vnodes,
+    ];
+    let movable = [&sections.spare_counters, &sections.counter_bias];
+    disjoint(movable[0], movable[1])
+        && movable.iter().all(|m| {
+            others.iter().all(|o| disjoint(m, o))
+                && sections.notes.iter().all(|note| disjoint(m, note))
+        })
+}
+
 /// The accounting words of an object: `zero`, `taken`, `finished`.
 struct Words<'a> {
     zero: &'a [AtomicU64],
@@ -125,8 +158,10 @@ impl ProfiledObject {
 
     /// Gives the object the accounting words of its epochs. False, and
     /// nothing changes, if it has them already or cannot take part: its
-    /// counters are not 8 bytes each, it has no bias word, or its spare
-    /// set is shorter than its counters.
+    /// counters are not 8 bytes each, it has no aligned bias word, its
+    /// spare set is shorter than its counters or not aligned, or the spare
+    /// set or the bias shares a byte with any other range of the object
+    /// (instrumented code would write there through the bias).
     ///
     /// # Safety
     ///
@@ -141,7 +176,8 @@ impl ProfiledObject {
             && (sections.spare_counters.start() as usize) % 8 == 0
             && (sections.counters.start() as usize) % 8 == 0
             && sections.counter_bias.len() == 8
-            && (sections.counter_bias.start() as usize) % 8 == 0;
+            && (sections.counter_bias.start() as usize) % 8 == 0
+            && apart_from_the_rest(sections);
         // INVARIANT: set once, checked above, memory from the caller.
         eight_byte
             && fits
@@ -232,10 +268,12 @@ impl ProfiledObject {
     /// set, counting the late updates it got since it
     /// was last closed.
     ///
+    /// `pause` is called every few thousand counters.
+    ///
     /// The sets are the caller's (the runtime's, for every object), not
     /// read from the bias: the accounting holds wherever the bias points,
     /// as long as a switch prepares one set and closes the other.
-    pub fn prepare_epoch(&self, epoch: u64, next: usize) {
+    pub fn prepare_epoch(&self, epoch: u64, next: usize, mut pause: impl FnMut()) {
         let Some(words) = self.words() else {
             return;
         };
@@ -246,6 +284,9 @@ impl ProfiledObject {
         fence(Ordering::Release);
         let mut sum = 0u64;
         for (k, finished) in words.finished.iter().enumerate() {
+            if k % PAUSE_EVERY == PAUSE_EVERY - 1 {
+                pause();
+            }
             let count = self.set_counter(next, k).load(Ordering::Relaxed);
             finished.store(count, Ordering::Relaxed);
             sum = sum.wrapping_add(count);
@@ -259,7 +300,7 @@ impl ProfiledObject {
     /// set `left` and the wait: closes that set, so the finished counts
     /// are the epoch's. False, and nothing changes, for an object that
     /// switch did not prepare (it came in between) or closed already.
-    pub fn close_epoch(&self, epoch: u64, left: usize) -> bool {
+    pub fn close_epoch(&self, epoch: u64, left: usize, mut pause: impl FnMut()) -> bool {
         let Some(words) = self.words() else {
             return false;
         };
@@ -271,6 +312,9 @@ impl ProfiledObject {
         let left = left & 1;
         let mut sum = 0u64;
         for (k, (taken, finished)) in words.taken.iter().zip(words.finished).enumerate() {
+            if k % PAUSE_EVERY == PAUSE_EVERY - 1 {
+                pause();
+            }
             let count = self.set_counter(left, k).load(Ordering::Relaxed);
             sum = sum.wrapping_add(count);
             let total = count.wrapping_add(finished.load(Ordering::Relaxed));

@@ -310,7 +310,9 @@ impl ProfiledObject {
     /// points to a readable `u64`; and no one writes the counters, bitmap,
     /// value nodes or site heads except instrumented code and this module
     /// (through atomics), nor the data records, names, notes or version
-    /// word at all.
+    /// word at all. The spare counters and the counter bias, where not
+    /// empty, are writable too, and written only by instrumented code (the
+    /// spare set through the bias) and this module's atomics.
     pub const unsafe fn new(sections: Sections, version_word: *const u64) -> Self {
         Self::describe(sections, version_word)
     }
@@ -330,7 +332,8 @@ impl ProfiledObject {
     /// counters and bitmap are written only by the object's instrumented
     /// code and this module's atomics; the site heads and node pool only by
     /// this module's atomics; the data records, names, notes and version
-    /// word not at all.
+    /// word not at all. The spare counters and the counter bias, where not
+    /// empty, are as the counters are.
     pub unsafe fn new_checked(
         sections: Sections,
         version_word: *const u64,

@@ -91,14 +91,16 @@ fn switch() -> Result {
     let epoch = EPOCH.load(Ordering::Relaxed) + 1;
     let left = PARITY.load(Ordering::Relaxed);
     let next = 1 - left;
-    registry::for_each_live_object(|object| object.prepare_epoch(epoch, next));
+    registry::for_each_live_object(|object, may_sleep| {
+        object.prepare_epoch(epoch, next, pause_if(may_sleep))
+    });
     PARITY.store(next, Ordering::SeqCst);
     // Pairs with `join`'s.
     fence(Ordering::SeqCst);
-    registry::for_each_live_object(|object| object.point_bias_at(next));
+    registry::for_each_live_object(|object, _| object.point_bias_at(next));
     wait_for_old_bias();
-    registry::for_each_live_object(|object| {
-        object.close_epoch(epoch, left);
+    registry::for_each_live_object(|object, may_sleep| {
+        object.close_epoch(epoch, left, pause_if(may_sleep));
     });
     EPOCH.store(epoch, Ordering::Release);
     SWITCHING.store(false, Ordering::Release);

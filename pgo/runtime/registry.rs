@@ -1203,10 +1203,11 @@ const SUB_LIVE: usize = 0;
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
 const SUB_EPOCHS: usize = 1;
 
-/// Calls `f` on every live object, vmlinux's and each loaded module's,
-/// each in a read-side section of its own. Where the caller may sleep.
+/// Calls `f(object, may_sleep)` on every live object, vmlinux's and each
+/// loaded module's, each in a read-side section of its own, in which `f`
+/// may sleep if `may_sleep` (vmlinux's). Where the caller may sleep.
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject)) {
+pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject, bool)) {
     let Ok(registry) = registry() else {
         return;
     };
@@ -1214,7 +1215,7 @@ pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject)) {
         reschedule_point();
         let section = entry.read_section();
         if let Some(object) = entry.live(&section) {
-            f(object);
+            f(object, section.may_sleep());
         }
     }
 }

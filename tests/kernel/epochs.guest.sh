@@ -31,6 +31,14 @@ echo 1 >$pgo/reset
 cat $pgo/pgo_test_a.profraw >$r/a-reset.profraw
 cat $pgo/epochs/pgo_test_a.profraw >$r/a-epoch-after-reset.profraw
 step reset
+# Switches at once from both CPUs: one at a time, the other EBUSY.
+/kpgo/epoch_switch busy 30 >$r/busy.txt
+grep -o ' epochs=[0-9]*' $pgo/stats >$r/busy-epochs
+# An odd number of switches: the spare set is the current one.
+case $(cat $r/busy-epochs) in
+*[02468]) echo 1 >$pgo/epoch ;;
+esac
+step busy
 # Loaded again after the switches: its bias joins the spare set.
 rmmod pgo_test_a
 insmod /kpgo/pgo_test_a.ko
@@ -38,7 +46,7 @@ for i in 1 2 3; do cat $run_a >/dev/null; done
 grep '^object=pgo_test_a ' $pgo/stats >$r/stats-joining
 echo 1 >$pgo/epoch
 cat $pgo/epochs/pgo_test_a.profraw >$r/a-joined.profraw
-grep '^object=pgo_test_a ' $pgo/stats >$r/stats-joined
+grep -e '^runtime ' -e '^object=pgo_test_a ' $pgo/stats >$r/stats-joined
 rmmod pgo_test_a
 if cat $pgo/epochs/pgo_test_a.profraw >/dev/null 2>$r/unloaded-error; then
 	echo opened >$r/unloaded-opened

@@ -13,7 +13,8 @@
 #   - the end-to-end tests give the same exact profiles as without the
 #     option: tests/kernel/vmlinux.sh, modules.sh, rust.sh and live.sh on
 #     this kernel (their outputs in build/reloc);
-#   - exact epochs: tests/kernel/epochs.sh.
+#   - exact epochs: tests/kernel/epochs.sh; clippy of kernel/pgo/ as
+#     this configuration builds it.
 #
 # Usage: tests/kernel/reloc.sh
 set -uo pipefail
@@ -57,6 +58,9 @@ check "vmlinux has one __llvm_profile_counter_bias, initialized data ($defs)" \
 	bash -c '[[ $1 =~ ^[0-9a-f]+\ [dD]\ __llvm_profile_counter_bias\ $ ]]' _ "$defs"
 check "kernel/pgo/glue.o defines it, global, read-mostly (${glue%% *} in ${section:-?})" \
 	test "${glue%% *}" = GLOBAL -a "$section" = .data..read_mostly
+orphans=$("$llvm/llvm-readelf" -S --wide "$KPGO_TREE/vmlinux" | grep -c ' \.bss\.__llvm_profile_counter_bias ')
+check "the objects' weak copies of the bias go to .bss, no orphan section of their own ($orphans)" \
+	test "$orphans" -eq 0
 
 # The test modules, C and Rust, built against this tree by the end-to-end
 # tests below; each then checked.
@@ -75,6 +79,9 @@ check "tests/kernel/live.sh on the relocation kernel" test "$status" -eq 0
 status=0
 "$here/epochs.sh" || status=1
 check "tests/kernel/epochs.sh: exact epochs on 2 CPUs" test "$status" -eq 0
+status=0
+"$here/clippy.sh" || status=1
+check "tests/kernel/clippy.sh on this tree (kernel/pgo/runtime/epochs.rs is built only here)" test "$status" -eq 0
 
 shift=$(sed -n 's/^CONFIG_X86_L1_CACHE_SHIFT=//p' "$KPGO_TREE/.config")
 check "the tree's cache line is configured (CONFIG_X86_L1_CACHE_SHIFT=${shift:-?})" test -n "$shift"

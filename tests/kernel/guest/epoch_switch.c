@@ -14,6 +14,12 @@
  * Then it stops the worker and makes one last switch. It prints, per
  * switch, "switch K BEFORE AFTER": the epochs up to K hold at least the
  * BEFORE runs and at most the AFTER runs, whatever the interleaving.
+ *
+ * epoch_switch busy N
+ *
+ * Two processes, one per CPU, each try N switches at once, and it prints
+ * "switched S busy B other O": switches done, refused with EBUSY (one was
+ * under way), and failed otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +34,7 @@
 #include <unistd.h>
 
 struct shared {
+	volatile long switched, busy, other;
 	volatile long runs;
 	volatile int stop;
 	volatile int failed;
@@ -80,6 +87,29 @@ static int switch_epoch(void)
 	return ok ? 0 : -1;
 }
 
+/* N switches at once from CPU 0 and CPU 1. */
+static int contend(struct shared *shared, int n)
+{
+	pid_t other = fork();
+	int i, status;
+
+	pin(other == 0 ? 0 : 1);
+	for (i = 0; i < n; i++) {
+		int failed = switch_epoch();
+		int error = errno;
+
+		__atomic_add_fetch(failed == 0 ? &shared->switched :
+				   error == EBUSY ? &shared->busy : &shared->other,
+				   1, __ATOMIC_SEQ_CST);
+	}
+	if (other == 0)
+		_exit(0);
+	waitpid(other, &status, 0);
+	printf("switched %ld busy %ld other %ld\n", shared->switched,
+	       shared->busy, shared->other);
+	return 0;
+}
+
 static int save_epoch(const char *dir, int k)
 {
 	char to[256];
@@ -98,15 +128,17 @@ int main(int argc, char **argv)
 	char buf[8];
 	pid_t worker;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: epoch_switch SWITCHES OUTDIR RUN_FILE\n");
-		return 2;
-	}
-	switches = atoi(argv[1]);
 	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED)
 		return 2;
+	if (argc == 3 && !strcmp(argv[1], "busy"))
+		return contend(shared, atoi(argv[2]));
+	if (argc != 4) {
+		fprintf(stderr, "usage: epoch_switch SWITCHES OUTDIR RUN_FILE | busy N\n");
+		return 2;
+	}
+	switches = atoi(argv[1]);
 	worker = fork();
 	if (worker == 0) {
 		int fd = open(argv[3], O_RDONLY);
