@@ -30,6 +30,10 @@ switches=20
 source "$here/lib.sh"
 
 [[ -f $KPGO_TREE/vmlinux ]] || { echo "FAIL: no kernel in $KPGO_TREE: make kernel-reloc"; exit 1; }
+# With preemption the wait includes synchronize_rcu_tasks(), a wait of
+# its own (make kernel-reloc builds it so).
+check "the kernel is preemptible and has Tasks RCU (the wait's second half)" \
+	bash -c "grep -qx CONFIG_PREEMPTION=y '$KPGO_TREE/.config' && grep -qx CONFIG_TASKS_RCU=y '$KPGO_TREE/.config'"
 rm -rf "$moddir"
 mkdir -p "$moddir" "$guest_bin"
 cp "$here/modules/pgo_test_a.c" "$moddir/"
