@@ -102,7 +102,8 @@ kernel-reloc:
 
 # tests/kernel/reloc.sh on that kernel, built first: every counter update
 # through its object's bias, and the end-to-end tests' exact profiles.
-# About 10 minutes on 2 cores (a build of its own), so out of make check.
+# About 20 minutes on 2 cores (a build of its own, and the scale test), so
+# out of make check.
 .PHONY: check-reloc
 check-reloc: kernel-reloc
 	$(KPGO_REPO)/tests/kernel/reloc.sh

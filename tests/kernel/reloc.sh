@@ -13,6 +13,8 @@
 #   - the end-to-end tests give the same exact profiles as without the
 #     option: tests/kernel/vmlinux.sh, modules.sh, rust.sh and live.sh on
 #     this kernel (their outputs in build/reloc);
+#   - the scale test, with epochs switching in a loop while modules load
+#     and unload (tests/kernel/scale.sh);
 #   - exact epochs: tests/kernel/epochs.sh; clippy of kernel/pgo/ as
 #     this configuration builds it.
 #
@@ -76,6 +78,9 @@ check "tests/kernel/rust.sh on the relocation kernel" test "$status" -eq 0
 status=0
 "$here/live.sh" || status=1
 check "tests/kernel/live.sh on the relocation kernel" test "$status" -eq 0
+status=0
+"$here/scale.sh" || status=1
+check "tests/kernel/scale.sh on the relocation kernel (epochs switch during its load cycles)" test "$status" -eq 0
 status=0
 "$here/epochs.sh" || status=1
 check "tests/kernel/epochs.sh: exact epochs on 2 CPUs" test "$status" -eq 0

@@ -6,7 +6,9 @@
 #             ...), their profiles; all unloaded and loaded again, their
 #             profiles
 #   cycles    load/unload cycles of pgo_test_a, memory sampled
-#   names     loads of that many names never loaded before
+#   names     loads of that many names never loaded before (with
+#             counter relocation, epochs switch in a loop during cycles
+#             and names)
 #   race      resets in a loop on CPU 1 while pgo_test_race calls on CPU 0
 #   paused    a reader of vmlinux's profile held inside its serialization
 #             on CPU 1 while modules load and unload on CPU 0
@@ -42,9 +44,21 @@ ls $pgo >$r/many/files
 step many
 
 # cycles and names: memory after the first cycle and after the last.
+# With counter relocation, epochs switch in a loop meanwhile, so modules
+# join and leave during switches.
+switcher=
+if [ -e $pgo/epoch ]; then
+	(while :; do echo 1 >$pgo/epoch 2>/dev/null || :; done) &
+	switcher=$!
+fi
 $k/module_cycles cycles "$cycles" pgo_test_a $k/pgo_test_a.ko >$r/cycles
 step cycles
 $k/module_cycles names "$names" pgo_n_ $k/pgo_test_a.ko >$r/names
+if [ -n "$switcher" ]; then
+	kill $switcher
+	wait $switcher 2>/dev/null || :
+	grep -o ' epochs=[0-9]*' $pgo/stats >$r/epochs-switched
+fi
 step names
 
 # race

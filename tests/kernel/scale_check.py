@@ -180,6 +180,14 @@ if first and warm and last:
     check(f"slab + vmalloc grew {growth} KiB from cycle 100 to {cycles} "
           f"(at most {CYCLE_GROWTH_LIMIT_KB})", growth <= CYCLE_GROWTH_LIMIT_KB)
 
+# With counter relocation, epochs switched in a loop during cycles and
+# names (scale.guest.sh): modules joined and left during switches.
+switched_file = scale_out / "results/epochs-switched"
+if switched_file.exists():
+    switched = int(switched_file.read_text().strip().split("=")[-1] or 0)
+    check(f"epochs switched in a loop while modules loaded and unloaded ({switched} switches)",
+          r.reached("names") and switched >= 10)
+
 name_samples = {s["cycle"]: s for s in samples("names")}
 start, one, end = name_samples.get(0), name_samples.get(1), name_samples.get(names)
 check(f"{names} loads of names never loaded before ran", r.reached("names") and start and end)
