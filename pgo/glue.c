@@ -7,15 +7,26 @@
  * into the kernel has no way to export a symbol in 6.12) and their
  * kprobes blacklist entries.
  *
+ * With counter relocation, also where vmlinux's counters go: a
+ * reserve_mem= region that a warm reboot keeps (kpgo_persist=).
+ *
  * Built without profiling, sanitizers or stack protector (Kbuild): the
  * hooks call kpgo_hook_enter() and kpgo_hook_exit().
  */
+#define pr_fmt(fmt) "kpgo: " fmt
+
+#include <linux/cacheflush.h>
 #include <linux/export.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/init.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/notifier.h>
+#include <linux/panic_notifier.h>
+#include <linux/pgo.h>
+#include <linux/reboot.h>
+#include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
@@ -66,6 +77,80 @@ void kpgo_wait_for_old_bias(void)
 	synchronize_rcu();
 	synchronize_rcu_tasks();
 }
+
+/*
+ * kpgo_persist=NAME: vmlinux's counters live in the reserve_mem= region
+ * NAME (Documentation/dev-tools/pgo.rst), so that the next boot, after a
+ * panic, a hang or a reset that keeps memory, serves their counts.
+ */
+static char kpgo_persist_name[16] __initdata;
+static void *kpgo_region;
+static size_t kpgo_region_size;
+
+static int __init kpgo_persist_setup(char *name)
+{
+	if (strscpy(kpgo_persist_name, name) < 0)
+		pr_err("kpgo_persist=%s: a reserve_mem name has at most 15 characters\n",
+		       name);
+	return 1;
+}
+__setup("kpgo_persist=", kpgo_persist_setup);
+
+static struct notifier_block kpgo_persist_panic_block;
+
+/*
+ * At a panic or a reboot: how the boot ended goes into the region, and
+ * the region out of every cache, since a reset may drop dirty lines.
+ * CLFLUSH evicts a line from the caches of every CPU, so the lines that
+ * CPUs stopped by the panic still hold are written back too. Takes no
+ * lock.
+ */
+static int kpgo_persist_end(struct notifier_block *nb, unsigned long event,
+			    void *data)
+{
+	kpgo_persist_mark_end(nb == &kpgo_persist_panic_block);
+#ifdef CONFIG_X86
+	clflush_cache_range(kpgo_region, kpgo_region_size);
+#endif
+	return NOTIFY_DONE;
+}
+
+/* Last: what the other notifiers count is in the region too. */
+static struct notifier_block kpgo_persist_panic_block = {
+	.notifier_call = kpgo_persist_end,
+	.priority = INT_MIN,
+};
+
+static struct notifier_block kpgo_persist_reboot_block = {
+	.notifier_call = kpgo_persist_end,
+	.priority = INT_MIN,
+};
+
+/*
+ * Called by start_kernel() once the command line is parsed, which is
+ * when reserve_mem= regions exist: on the boot CPU with interrupts off,
+ * before any other CPU runs. The region is memblock memory, in the
+ * direct map.
+ */
+void __init pgo_persist_counters(void)
+{
+	phys_addr_t start, size;
+
+	if (!kpgo_persist_name[0])
+		return;
+	if (!reserve_mem_find_by_name(kpgo_persist_name, &start, &size)) {
+		pr_err("kpgo_persist=%s: no such reserve_mem= region: counters not kept\n",
+		       kpgo_persist_name);
+		return;
+	}
+	if (kpgo_persist_counters(__va(start), size, start, kpgo_persist_name))
+		return;
+	kpgo_region = __va(start);
+	kpgo_region_size = size;
+	atomic_notifier_chain_register(&panic_notifier_list,
+				       &kpgo_persist_panic_block);
+	register_reboot_notifier(&kpgo_persist_reboot_block);
+}
 #endif
 
 /* Between two chunks of a long profile serialization. */
@@ -107,8 +192,9 @@ long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,
 /*
  * pgo/live/ files (runtime/live.rs): pages of counters, referenced so that
  * a mapping keeps them after their module is gone, and zeroed pages for
- * the rest of the file. The counters are in vmlinux's image or in module
- * memory (vmalloc); anything else has no page here.
+ * the rest of the file. The counters are in vmlinux's image, in module
+ * memory (vmalloc) or in a reserve_mem= region (the direct map); anything
+ * else has no page here.
  */
 struct page *kpgo_get_page_of(const void *addr)
 {
@@ -118,6 +204,8 @@ struct page *kpgo_get_page_of(const void *addr)
 		page = vmalloc_to_page(addr);
 	else if (__is_kernel((unsigned long)addr))
 		page = virt_to_page(lm_alias(addr));
+	else if (virt_addr_valid(addr))
+		page = virt_to_page(addr);
 	else
 		return NULL;
 	if (page)

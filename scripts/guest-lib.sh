@@ -23,3 +23,10 @@ run_callees() {
 		i=$((i + 1))
 	done
 }
+
+# save_results: under qemu-run --reboots, writes $KPGO_RESULTS onto the
+# results disk now, where the next boot starts from (before a crash on
+# purpose; qemu-run's /init writes them at the end otherwise).
+save_results() {
+	tar -c -f - -C "$KPGO_RESULTS" . >/dev/vda && sync
+}

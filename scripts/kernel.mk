@@ -91,13 +91,15 @@ optimized:
 # (scripts/configs/counter-relocation.config), in build/linux-reloc, with
 # preemption as distributions build it (preempt-dynamic.config): an epoch
 # switch's wait then includes synchronize_rcu_tasks() (TASKS_RCU), which
-# covers a task preempted between its load of the bias and its update.
+# covers a task preempted between its load of the bias and its update;
+# and with Magic SysRq (sysrq.config), which persist.sh crashes it with.
 KPGO_KERNEL_TREE_RELOC := $(KPGO_BUILD)/linux-reloc
 .PHONY: kernel-reloc
 kernel-reloc:
 	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_RELOC),$(KPGO_TEST_FRAGMENTS) --fragment \
 		$(KPGO_REPO)/scripts/configs/counter-relocation.config --fragment \
-		$(KPGO_REPO)/scripts/configs/preempt-dynamic.config)
+		$(KPGO_REPO)/scripts/configs/preempt-dynamic.config --fragment \
+		$(KPGO_REPO)/scripts/configs/sysrq.config)
 	KPGO_TREE=$(KPGO_KERNEL_TREE_RELOC) $(KPGO_REPO)/scripts/kmake
 
 # tests/kernel/reloc.sh on that kernel, built first: every counter update

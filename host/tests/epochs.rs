@@ -9,7 +9,7 @@ mod fake;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fake::{parse, FakeObject, FunctionShape, Rng, V10};
+use fake::{parse, two_functions, FakeObject, Rng, V10};
 use kpgo::profile::epochs::WORDS_PER_COUNTER;
 use kpgo::profile::sections::{ProfiledObject, SectionRange};
 use kpgo::profile::writer::{serialize, write_finished_epoch, write_profile};
@@ -28,19 +28,7 @@ fn range_of<T>(v: &[T]) -> SectionRange {
 
 impl Relocated {
     fn new() -> Self {
-        let shapes = vec![
-            FunctionShape {
-                counters: 3,
-                bitmap_bytes: 0,
-                sites: [1, 0, 0],
-            },
-            FunctionShape {
-                counters: 2,
-                bitmap_bytes: 0,
-                sites: [0, 0, 0],
-            },
-        ];
-        let fake = FakeObject::new(V10, shapes, 20, 8, Vec::new());
+        let fake = FakeObject::new(V10, two_functions(3), 20, 8, Vec::new());
         let n = fake.counters.len();
         Self {
             fake,

@@ -44,13 +44,32 @@ pub const WORDS_PER_COUNTER: usize = 3;
 ///
 /// # Invariants
 ///
-/// `words` is null, or (set once, by [`ProfiledObject::attach_epoch_words`])
-/// points to `WORDS_PER_COUNTER` zero-initialised `AtomicU64` per counter
-/// of the object, valid as long as the object, that only this module
-/// accesses; and then the object has 8-byte counters, a spare set at
-/// least as long as its counters and a bias word.
+/// `words` is null, or (set once, by [`ProfiledObject::attach_epoch_words`]
+/// or [`ProfiledObject::persist_in`]) points to `WORDS_PER_COUNTER`
+/// zero-initialised `AtomicU64` per counter of the object, valid as long
+/// as the object, that only this module and `persist` access; and then
+/// the object has 8-byte counters and a bias word, and its two sets (see
+/// `sets`) are 8-byte aligned, at least as long as its counters, and
+/// share no byte with each other or any other range of the object.
+///
+/// `sets` and `base` are null, or were set (by `persist_in`, before
+/// `words`, never changed again) to two sets of counter-page length and
+/// the boot-time counts, all valid as long as the object. `previous` is
+/// null or (set with them) one count per counter, never written again.
 pub struct Epochs {
     words: AtomicPtr<AtomicU64>,
+    /// Where the two sets are when they are not the object's own
+    /// (`counters` and `spare_counters`): in a region that survives a
+    /// reboot (`persist`).
+    pub(crate) sets: [AtomicPtr<u64>; 2],
+    /// Counts that are part of set 0's (null: none): the boot-time counts
+    /// of an object whose sets are elsewhere.
+    pub(crate) base: AtomicPtr<AtomicU64>,
+    /// The counts of the previous boot's kernel (`persist`).
+    pub(crate) previous: AtomicPtr<AtomicU64>,
+    /// The region's header (`persist`), where the end of the boot is
+    /// marked.
+    pub(crate) region: AtomicPtr<u8>,
     /// The switch whose [`ProfiledObject::prepare_epoch`] read this object
     /// last.
     prepared: AtomicU64,
@@ -66,9 +85,16 @@ pub struct Epochs {
 impl Epochs {
     /// No accounting yet.
     pub const fn new() -> Self {
-        // INVARIANT: `words` is null.
+        // INVARIANT: `words`, `sets`, `base` and `previous` are null.
         Self {
             words: AtomicPtr::new(ptr::null_mut()),
+            sets: [
+                AtomicPtr::new(ptr::null_mut()),
+                AtomicPtr::new(ptr::null_mut()),
+            ],
+            base: AtomicPtr::new(ptr::null_mut()),
+            previous: AtomicPtr::new(ptr::null_mut()),
+            region: AtomicPtr::new(ptr::null_mut()),
             prepared: AtomicU64::new(0),
             finished_epoch: AtomicU64::new(0),
             closed_sums: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -97,6 +123,9 @@ pub enum Counts {
     SinceReset,
     /// The last closed epoch's counts.
     FinishedEpoch,
+    /// The counts since reset of the previous boot's kernel, which a
+    /// region that survived the reboot kept (`persist`).
+    Previous,
 }
 
 /// The epoch figures of one object.
@@ -115,7 +144,7 @@ pub struct EpochFigures {
 }
 
 /// Whether `a` and `b` share no byte.
-fn disjoint(a: &SectionRange, b: &SectionRange) -> bool {
+pub(crate) fn disjoint(a: &SectionRange, b: &SectionRange) -> bool {
     let (a_start, b_start) = (a.start() as usize, b.start() as usize);
     a.is_empty()
         || b.is_empty()
@@ -123,9 +152,9 @@ fn disjoint(a: &SectionRange, b: &SectionRange) -> bool {
         || b_start.saturating_add(b.len()) <= a_start
 }
 
-/// Whether the spare set and the bias share no byte with each other or
-/// with any other range of `sections`.
-fn apart_from_the_rest(sections: &Sections) -> bool {
+/// Whether `ranges` share no byte with each other or with any other range
+/// of `sections`.
+pub(crate) fn apart_from_the_rest(sections: &Sections, ranges: &[&SectionRange]) -> bool {
     let others = [
         &sections.data,
         &sections.counters,
@@ -135,12 +164,22 @@ fn apart_from_the_rest(sections: &Sections) -> bool {
         &sections.values,
         &sections.vnodes,
     ];
-    let movable = [&sections.spare_counters, &sections.counter_bias];
-    disjoint(movable[0], movable[1])
-        && movable.iter().all(|m| {
-            others.iter().all(|o| disjoint(m, o))
-                && sections.notes.iter().all(|note| disjoint(m, note))
-        })
+    ranges.iter().enumerate().all(|(i, m)| {
+        ranges[i + 1..].iter().all(|o| disjoint(m, o))
+            && others.iter().all(|o| disjoint(m, o))
+            && sections.notes.iter().all(|note| disjoint(m, note))
+    })
+}
+
+/// Whether `sections` has what epochs need of the code: 8-byte aligned
+/// counters, a whole number of them, and an aligned bias word.
+pub(crate) fn relocatable(object: &ProfiledObject) -> bool {
+    let sections = object.sections();
+    object.version().is_ok_and(|v| v.counter_size() == 8)
+        && sections.counters.len() % 8 == 0
+        && (sections.counters.start() as usize) % 8 == 0
+        && sections.counter_bias.len() == 8
+        && (sections.counter_bias.start() as usize) % 8 == 0
 }
 
 /// The accounting words of an object: `zero`, `taken`, `finished`.
@@ -170,22 +209,30 @@ impl ProfiledObject {
     /// the object is used.
     pub unsafe fn attach_epoch_words(&self, words: *mut AtomicU64) -> bool {
         let sections = self.sections();
-        let eight_byte = self.version().is_ok_and(|v| v.counter_size() == 8);
-        let fits = sections.counters.len() % 8 == 0
-            && sections.spare_counters.len() >= sections.counters.len()
+        let fits = sections.spare_counters.len() >= sections.counters.len()
             && (sections.spare_counters.start() as usize) % 8 == 0
-            && (sections.counters.start() as usize) % 8 == 0
-            && sections.counter_bias.len() == 8
-            && (sections.counter_bias.start() as usize) % 8 == 0
-            && apart_from_the_rest(sections);
-        // INVARIANT: set once, checked above, memory from the caller.
-        eight_byte
-            && fits
-            && self
-                .epochs
-                .words
-                .compare_exchange(ptr::null_mut(), words, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
+            && apart_from_the_rest(
+                sections,
+                &[&sections.spare_counters, &sections.counter_bias],
+            );
+        // SAFETY: checked above; the caller's words.
+        relocatable(self) && fits && unsafe { self.attach_words_once(words) }
+    }
+
+    /// Attaches `words` unless the object has some already.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::attach_epoch_words`], and the object has what
+    /// epochs need: it is [`relocatable`], and its two sets ([`Self::set_start`])
+    /// are 8-byte aligned, as long as its counters, and share no byte
+    /// with each other or any other range of the object.
+    pub(crate) unsafe fn attach_words_once(&self, words: *mut AtomicU64) -> bool {
+        // INVARIANT: set once; the caller's words, and checks.
+        self.epochs
+            .words
+            .compare_exchange(ptr::null_mut(), words, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
     /// Whether the object takes part in epochs.
@@ -219,30 +266,59 @@ impl ProfiledObject {
         unsafe { AtomicU64::from_ptr(self.sections().counter_bias.start().cast()) }
     }
 
-    /// The bias that points set 0's counter addresses at `set`.
-    fn bias_of(&self, set: usize) -> u64 {
+    /// The first counter of `set` (0 or 1).
+    pub(crate) fn set_start(&self, set: usize) -> *mut u64 {
+        let moved = self.epochs.sets[set & 1].load(Ordering::Acquire);
+        if !moved.is_null() {
+            return moved;
+        }
         let sections = self.sections();
-        if set == 0 {
-            0
+        if set & 1 == 0 {
+            sections.counters.start().cast()
         } else {
-            (sections.spare_counters.start() as u64).wrapping_sub(sections.counters.start() as u64)
+            sections.spare_counters.start().cast()
         }
     }
 
-    /// Counter `k` of `set`; only with words attached.
-    fn set_counter(&self, set: usize, k: usize) -> &AtomicU64 {
+    /// The memory of `set`: its counter pages.
+    fn set_pages(&self, set: usize) -> SectionRange {
         let sections = self.sections();
-        let start = if set == 0 {
-            sections.counters.start()
+        if !self.epochs.sets[set & 1].load(Ordering::Acquire).is_null() {
+            SectionRange::from_len(self.set_start(set).cast(), sections.counter_pages.len())
+        } else if set & 1 == 0 {
+            sections.counter_pages
         } else {
-            sections.spare_counters.start()
-        };
+            sections.spare_counters
+        }
+    }
+
+    /// The bias that points set 0's counter addresses at `set`.
+    pub(crate) fn bias_of(&self, set: usize) -> u64 {
+        (self.set_start(set) as u64).wrapping_sub(self.sections().counters.start() as u64)
+    }
+
+    /// Counter `k` of `set`'s memory; only with words attached.
+    fn set_counter(&self, set: usize, k: usize) -> &AtomicU64 {
         // SAFETY: called only with words attached, for `k` below the
         // number of counters, which both sets hold, 8-byte aligned
-        // (checked by `attach_epoch_words`); counter memory is written
-        // only by instrumented code and atomics (contract of
-        // `ProfiledObject::new`).
-        unsafe { AtomicU64::from_ptr(start.cast::<u64>().add(k)) }
+        // (checked by `attach_epoch_words` or `persist_in`); counter
+        // memory is written only by instrumented code and atomics
+        // (contract of `ProfiledObject::new`, and of `persist_in` for
+        // sets elsewhere).
+        unsafe { AtomicU64::from_ptr(self.set_start(set).add(k)) }
+    }
+
+    /// Counter `k` of `set`, with the boot-time counts for set 0 where
+    /// they are apart (`base`); only with words attached.
+    fn read_set(&self, set: usize, k: usize) -> u64 {
+        let count = self.set_counter(set, k).load(Ordering::Relaxed);
+        let base = self.epochs.base.load(Ordering::Acquire);
+        if set & 1 != 0 || base.is_null() {
+            return count;
+        }
+        // SAFETY: `base` holds one count per counter, valid as long as the
+        // object (type invariant of `Epochs`), and `k` is below that.
+        count.wrapping_add(unsafe { (*base.add(k)).load(Ordering::Relaxed) })
     }
 
     /// The set the bias points to: 0 without epochs, or when the bias is
@@ -252,7 +328,7 @@ impl ProfiledObject {
             return 0;
         }
         let bias = self.bias().load(Ordering::Relaxed);
-        usize::from(bias != 0 && bias == self.bias_of(1))
+        usize::from(bias != self.bias_of(0) && bias == self.bias_of(1))
     }
 
     /// Points the bias at `set` (0 or 1); nothing without epochs. The
@@ -287,7 +363,7 @@ impl ProfiledObject {
             if k % PAUSE_EVERY == PAUSE_EVERY - 1 {
                 pause();
             }
-            let count = self.set_counter(next, k).load(Ordering::Relaxed);
+            let count = self.read_set(next, k);
             finished.store(count, Ordering::Relaxed);
             sum = sum.wrapping_add(count);
         }
@@ -315,7 +391,7 @@ impl ProfiledObject {
             if k % PAUSE_EVERY == PAUSE_EVERY - 1 {
                 pause();
             }
-            let count = self.set_counter(left, k).load(Ordering::Relaxed);
+            let count = self.read_set(left, k);
             sum = sum.wrapping_add(count);
             let total = count.wrapping_add(finished.load(Ordering::Relaxed));
             finished.store(
@@ -342,20 +418,21 @@ impl ProfiledObject {
     }
 
     fn since_boot(&self, k: usize) -> u64 {
-        self.set_counter(0, k)
-            .load(Ordering::Relaxed)
-            .wrapping_add(self.set_counter(1, k).load(Ordering::Relaxed))
+        self.read_set(0, k).wrapping_add(self.read_set(1, k))
     }
 
     /// Counter `k` (below the object's number of counters) as `counts`
     /// has it, where that is not simply its counter memory: `None` for
     /// [`Counts::Memory`] and without epochs.
     pub(crate) fn computed_count(&self, counts: Counts, k: usize) -> Option<u64> {
+        if counts == Counts::Previous {
+            return self.previous_count(k);
+        }
         let words = self.words()?;
         // Bounds first: `since_boot` indexes the sets unchecked.
         words.zero.get(k)?;
         match counts {
-            Counts::Memory => None,
+            Counts::Memory | Counts::Previous => None,
             Counts::SinceReset => Some(
                 self.since_boot(k)
                     .wrapping_sub(words.zero[k].load(Ordering::Relaxed)),
@@ -366,7 +443,11 @@ impl ProfiledObject {
 
     /// Whether `counts` of this object are not simply its counter memory.
     pub(crate) fn counts_computed(&self, counts: Counts) -> bool {
-        counts != Counts::Memory && self.has_epochs()
+        match counts {
+            Counts::Memory => false,
+            Counts::Previous => self.has_previous(),
+            Counts::SinceReset | Counts::FinishedEpoch => self.has_epochs(),
+        }
     }
 
     /// The epoch whose counts `finished` holds, when no switch is
@@ -393,11 +474,8 @@ impl ProfiledObject {
     /// [`write_live`]: super::writer::write_live
     pub fn pages_of_current_set(&self, pages: LivePages, page_size: PageSize) -> Option<LivePages> {
         let sections = self.sections();
-        let (shift, own) = if self.current_set() == 1 {
-            (self.bias_of(1) as usize, sections.spare_counters)
-        } else {
-            (0, sections.counter_pages)
-        };
+        let set = self.current_set();
+        let (shift, own) = (self.bias_of(set) as usize, self.set_pages(set));
         let moved = LivePages {
             memory: pages.memory.wrapping_add(shift),
             ..pages

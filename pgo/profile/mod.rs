@@ -19,6 +19,8 @@
 //! - [`epochs`]: the counts of objects whose counters a bias moves
 //!   between two sets (counter relocation): exact epochs, and resets
 //!   that write no counter.
+//! - [`persist`]: the counters of such an object moved into memory
+//!   that a warm reboot keeps, and the previous boot's profile served.
 //! - [`sink`]: where a profile is written: a measuring sink or a buffer.
 //! - [`writer`]: exact sizing and serialization of a descriptor.
 //! - [`value`]: lock-free value profiling with a per-object node pool.
@@ -32,6 +34,7 @@ pub mod format;
 pub mod heapsort;
 pub mod md5;
 pub mod names;
+pub mod persist;
 pub mod saved;
 pub mod sections;
 pub mod sink;

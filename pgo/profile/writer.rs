@@ -37,6 +37,8 @@ pub enum WriteError {
     /// The buffer is too small: the profile grew since it was measured
     /// (new values were recorded). Measure again and retry.
     Overflow,
+    /// The object has none of the counts asked for (no previous boot's).
+    NoCounts,
 }
 
 impl From<FormatError> for WriteError {
@@ -56,6 +58,7 @@ impl fmt::Display for WriteError {
         match self {
             WriteError::Format(error) => error.fmt(f),
             WriteError::Overflow => f.write_str("the profile grew while it was being written"),
+            WriteError::NoCounts => f.write_str("the object has no such counts"),
         }
     }
 }
@@ -413,6 +416,17 @@ pub fn write_finished_epoch<S: Sink>(
     write_paged(object, PageSize(8), Counts::FinishedEpoch, sink).map(|_| ())
 }
 
+/// Writes the profile of the previous boot's kernel that a region kept
+/// (`persist`): as [`write_finished_epoch`], with that boot's counts
+/// since its last reset and no bitmap bytes (a region keeps none); an
+/// error for an object without one.
+pub fn write_previous<S: Sink>(object: &ProfiledObject, sink: &mut S) -> Result<(), WriteError> {
+    if !object.has_previous() {
+        return Err(WriteError::NoCounts);
+    }
+    write_paged(object, PageSize(8), Counts::Previous, sink).map(|_| ())
+}
+
 /// [`write_live`] with the object's `counts` in place of its counters.
 fn write_paged<S: Sink>(
     object: &ProfiledObject,
@@ -460,7 +474,11 @@ fn write_paged<S: Sink>(
         sink.put_zeros(padding_after)?;
         if layout.has_bitmap {
             let bitmap_size = fields.num_bitmap_bytes as usize;
-            sink.put_live(sections.bitmap.start(), bitmap_size)?;
+            if counts == Counts::Previous {
+                sink.put_zeros(bitmap_size)?;
+            } else {
+                sink.put_live(sections.bitmap.start(), bitmap_size)?;
+            }
             sink.put_zeros(padding_to_8(bitmap_size))?;
         }
     }

@@ -46,7 +46,8 @@ static EPOCH: AtomicU64 = AtomicU64::new(0);
 /// has no bias or cannot take part. The caller keeps the buffer (never
 /// resized, so never moved) as long as the object.
 pub(crate) fn attach_words(object: &ProfiledObject) -> Result<KVVec<AtomicU64>> {
-    if object.sections().counter_bias.is_empty() {
+    // vmlinux's are in its region already, if it has one (`persist`).
+    if object.sections().counter_bias.is_empty() || object.has_epochs() {
         return Ok(KVVec::new());
     }
     let count = WORDS_PER_COUNTER * (object.sections().counters.len() / 8);

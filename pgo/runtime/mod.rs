@@ -18,6 +18,9 @@
 //! - `epochs` (counter relocation): `pgo/epoch`, which switches every
 //!   object's counters to their other set, and
 //!   `pgo/epochs/<object>.profraw`, the last finished epoch.
+//! - `persist` (counter relocation): vmlinux's counters in a
+//!   `reserve_mem=` region that a warm reboot keeps, and
+//!   `pgo/previous/vmlinux.profraw`, the previous boot's profile.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
 //!   `file_operations`, the module notifier, preemption and RCU sections,
 //!   deferred frees, a rate limit); with `glue.c`, the C side.
@@ -32,6 +35,8 @@ mod hooks;
 mod kernel_api;
 mod live;
 mod objects;
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+mod persist;
 mod registry;
 mod snapshot;
 

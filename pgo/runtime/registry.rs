@@ -734,7 +734,17 @@ impl Registry {
             super::callees::name_index_bytes(),
         )?;
         #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-        writeln!(out, " epochs={}", super::epochs::finished())?;
+        {
+            let persist = vmlinux().persist_figures();
+            writeln!(
+                out,
+                " epochs={} persisted={} previous={} boot_late_updates={}",
+                super::epochs::finished(),
+                u8::from(persist.persisted),
+                u8::from(persist.previous),
+                persist.boot_late,
+            )?;
+        }
         #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
         writeln!(out)?;
         // Oldest first: vmlinux, then modules in the order they came.
@@ -1198,10 +1208,12 @@ static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
 #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
 const SUBDIRECTORIES: &[&CStr] = &[c_str!("live")];
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-const SUBDIRECTORIES: &[&CStr] = &[c_str!("live"), c_str!("epochs")];
+const SUBDIRECTORIES: &[&CStr] = &[c_str!("live"), c_str!("epochs"), c_str!("previous")];
 const SUB_LIVE: usize = 0;
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
 const SUB_EPOCHS: usize = 1;
+#[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+const SUB_PREVIOUS: usize = 2;
 
 /// Calls `f(object, may_sleep)` on every live object, vmlinux's and each
 /// loaded module's, each in a read-side section of its own, in which `f`
@@ -1242,6 +1254,8 @@ fn attach_vmlinux_baselines() -> Result {
 pub(crate) fn init() -> Result {
     attach_vmlinux_baselines()?;
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+    super::persist::settle();
+    #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     match super::epochs::attach_words(vmlinux()) {
         // Leaked: vmlinux's for good, and referenced from `VMLINUX` for
         // kmemleak.
@@ -1274,7 +1288,18 @@ pub(crate) fn init() -> Result {
     let files = registry
         .add(Kind::Vmlinux, &Name::new(b"vmlinux"))
         .and_then(|_| match registry.creating.lock().as_ref() {
-            Some(dirs) => debugfs::create_fixed_files(dirs.top()),
+            Some(dirs) => {
+                #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+                if vmlinux().has_previous() {
+                    dirs.sub(SUB_PREVIOUS)
+                        .ok_or(ENOENT)?
+                        .snapshot_file::<super::persist::PreviousFile>(
+                            c_str!("vmlinux.profraw"),
+                            0,
+                        )?;
+                }
+                debugfs::create_fixed_files(dirs.top())
+            }
             None => Err(ENODEV),
         });
     #[cfg(CONFIG_MODULES)]

@@ -131,7 +131,7 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
             }
             // Past the bound with no change: never, but no endless loop.
             Ok(()) | Err(WriteError::Overflow) => return Err(EIO),
-            Err(WriteError::Format(_)) => return Err(EINVAL),
+            Err(WriteError::Format(_) | WriteError::NoCounts) => return Err(EINVAL),
         }
     }
 }

@@ -16,7 +16,9 @@
 #   - the scale test, with epochs switching in a loop while modules load
 #     and unload (tests/kernel/scale.sh);
 #   - exact epochs: tests/kernel/epochs.sh; clippy of kernel/pgo/ as
-#     this configuration builds it.
+#     this configuration builds it;
+#   - profiles that survive a crash: tests/kernel/persist.sh (last: it
+#     relinks the kernel, for one of another build id).
 #
 # Usage: tests/kernel/reloc.sh
 set -uo pipefail
@@ -87,6 +89,9 @@ check "tests/kernel/epochs.sh: exact epochs on 2 CPUs" test "$status" -eq 0
 status=0
 "$here/clippy.sh" || status=1
 check "tests/kernel/clippy.sh on this tree (kernel/pgo/runtime/epochs.rs is built only here)" test "$status" -eq 0
+status=0
+"$here/persist.sh" || status=1
+check "tests/kernel/persist.sh: a crashed kernel's profile served after a warm reboot" test "$status" -eq 0
 
 shift=$(sed -n 's/^CONFIG_X86_L1_CACHE_SHIFT=//p' "$KPGO_TREE/.config")
 check "the tree's cache line is configured (CONFIG_X86_L1_CACHE_SHIFT=${shift:-?})" test -n "$shift"

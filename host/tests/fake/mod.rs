@@ -222,6 +222,24 @@ pub struct FunctionShape {
     pub sites: [u16; 3],
 }
 
+/// Two functions: `first` counters and an indirect-call site, then 2
+/// counters and no site (the relocated objects of `epochs` and `persist`).
+#[allow(dead_code)]
+pub fn two_functions(first: usize) -> Vec<FunctionShape> {
+    vec![
+        FunctionShape {
+            counters: first,
+            bitmap_bytes: 0,
+            sites: [1, 0, 0],
+        },
+        FunctionShape {
+            counters: 2,
+            bitmap_bytes: 0,
+            sites: [0, 0, 0],
+        },
+    ]
+}
+
 /// The memory of a fake object. Buffers are allocated once and never
 /// resized, so the addresses handed to the descriptor stay valid.
 pub struct FakeObject {

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counters in a region that survives a warm reboot (`profile::persist`):
+//! a fake relocated object moves its sets into a region, counts, "reboots"
+//! (a new object of the same build, the same region), and the new boot
+//! serves the old one's counts; another build, a damaged header or a
+//! region too small change nothing they should not.
+
+mod fake;
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fake::{notes_with_build_id, parse, two_functions, FakeObject, FunctionShape, V10};
+use kpgo::profile::persist::{End, PersistError, Previous, RegionLayout};
+use kpgo::profile::sections::{ProfiledObject, SectionRange};
+use kpgo::profile::sink::{Sink, SliceSink};
+use kpgo::profile::writer::{serialize, write_previous, WriteError};
+
+const PAGE: usize = 4096;
+const SITES: [[u16; 3]; 2] = [[1, 0, 0], [0, 0, 0]];
+
+/// Page-aligned memory that stays put, as a `reserve_mem=` region.
+struct Region {
+    start: *mut u8,
+    len: usize,
+}
+
+impl Region {
+    fn new(len: usize) -> Self {
+        // SAFETY: a non-zero size and a power-of-two alignment.
+        let start = unsafe { alloc_zeroed(Layout::from_size_align(len, PAGE).unwrap()) };
+        assert!(!start.is_null());
+        Self { start, len }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `len` bytes of our allocation, borrowed from `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.start, self.len) }
+    }
+
+    fn copy(&self) -> Vec<u8> {
+        // SAFETY: `len` bytes of our allocation.
+        unsafe { std::slice::from_raw_parts(self.start, self.len) }.to_vec()
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.start, Layout::from_size_align(self.len, PAGE).unwrap()) };
+    }
+}
+
+/// One boot's kernel: a fake object built for relocation, with a bias.
+struct Boot {
+    fake: FakeObject,
+    spare: Vec<u64>,
+    bias: Box<u64>,
+    words: Vec<AtomicU64>,
+}
+
+impl Boot {
+    fn new(build_id: &[u8]) -> Self {
+        Self::shaped(build_id, 3)
+    }
+
+    /// With `first` counters in its first function.
+    fn shaped(build_id: &[u8], first: usize) -> Self {
+        let fake = FakeObject::new(
+            V10,
+            two_functions(first),
+            20,
+            8,
+            notes_with_build_id(build_id),
+        );
+        let n = fake.counters.len();
+        Self {
+            fake,
+            spare: vec![0; n],
+            bias: Box::new(0),
+            words: (0..3 * n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn object(&self) -> ProfiledObject {
+        let plain = self.fake.object();
+        let mut sections = *plain.sections();
+        sections.spare_counters =
+            SectionRange::from_len(self.spare.as_ptr() as *mut u8, 8 * self.spare.len());
+        sections.counter_bias = SectionRange::from_len(&*self.bias as *const u64 as *mut u8, 8);
+        // SAFETY: every buffer lives as long as `self`.
+        let object = unsafe { ProfiledObject::new(sections, self.fake.version_word()) };
+        self.fake.attach_baselines(&object);
+        object
+    }
+
+    /// Counter `k` updated as instrumented code does it, through `bias`.
+    fn update_through(&self, k: usize, bias: u64) {
+        let address = (self.fake.counters.as_ptr().wrapping_add(k) as u64).wrapping_add(bias);
+        // SAFETY: `bias` points the counters at a set of the object or of
+        // the region, which outlive the call.
+        unsafe { AtomicU64::from_ptr(address as *mut u64) }.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn bias(&self) -> u64 {
+        // SAFETY: the bias word lives as long as `self`.
+        unsafe { AtomicU64::from_ptr(&*self.bias as *const u64 as *mut u64) }
+            .load(Ordering::Relaxed)
+    }
+
+    fn update(&self, k: usize) {
+        self.update_through(k, self.bias());
+    }
+
+    fn words(&self) -> *mut AtomicU64 {
+        self.words.as_ptr() as *mut AtomicU64
+    }
+}
+
+fn profile_counts(object: &ProfiledObject) -> Vec<u64> {
+    let mut buf = vec![0u8; 1 << 16];
+    let len = serialize(object, &mut buf).unwrap();
+    parse(&buf[..len], &SITES).counters
+}
+
+fn previous_counts(object: &ProfiledObject) -> Result<Vec<u64>, WriteError> {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut sink = SliceSink::new(&mut buf);
+    write_previous(object, &mut sink)?;
+    let len = sink.position();
+    Ok(parse(&buf[..len], &[[0, 0, 0], [0, 0, 0]]).counters)
+}
+
+fn needed() -> usize {
+    let boot = Boot::new(b"build-a");
+    RegionLayout::of(&boot.object(), PAGE).unwrap().len
+}
+
+/// Boot-time counts are carried into the region, updates land there, a
+/// reset is honoured; the next boot of the same build serves exactly the
+/// counts since that reset, with how the boot ended, and its own profile
+/// starts from its own boot-time counts.
+#[test]
+fn the_next_boot_serves_the_counts_of_the_one_before() {
+    let mut region = Region::new(needed() + PAGE);
+    region.bytes().fill(0xa5);
+    let first = Boot::new(b"build-a");
+    first.update(0);
+    first.update(0);
+    let object = first.object();
+    // SAFETY: the region outlives the object; nothing else runs.
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    assert_eq!(previous, Ok(Previous::None), "a cold region holds nothing");
+    assert!(object.has_epochs() && !object.has_previous());
+    assert_ne!(first.bias(), 0, "the bias points into the region");
+    assert_eq!(previous_counts(&object), Err(WriteError::NoCounts));
+    first.update(1);
+    first.update(4);
+    assert_eq!(
+        first.fake.counters,
+        [2, 0, 0, 0, 0],
+        "the image keeps only boot counts"
+    );
+    assert_eq!(profile_counts(&object), [2, 1, 0, 0, 1]);
+    // An update through the bias loaded before the move (the rest of
+    // start_kernel()): in no profile until the boot counts settle.
+    first.update_through(2, 0);
+    assert_eq!(object.persist_figures().boot_late, 1);
+    assert_eq!(profile_counts(&object), [2, 1, 0, 0, 1]);
+    object.settle_boot_counts();
+    assert_eq!(object.persist_figures().boot_late, 0);
+    assert_eq!(profile_counts(&object), [2, 1, 1, 0, 1]);
+    // Epochs switch between the region's two sets.
+    object.prepare_epoch(1, 1, || {});
+    object.point_bias_at(1);
+    assert!(object.close_epoch(1, 0, || {}));
+    first.update(3);
+    assert_eq!(profile_counts(&object), [2, 1, 1, 1, 1]);
+    object.reset().unwrap();
+    for _ in 0..7 {
+        first.update(4);
+    }
+    first.update(0);
+    let crashed = profile_counts(&object);
+    assert_eq!(crashed, [1, 0, 0, 0, 7]);
+    object.mark_end(End::Panic);
+
+    // The warm reboot: the same build, its own boot-time counts.
+    let second = Boot::new(b"build-a");
+    second.update(1);
+    let object = second.object();
+    // SAFETY: as above.
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    assert_eq!(
+        previous,
+        Ok(Previous::Served {
+            end: End::Panic,
+            generation: 1
+        })
+    );
+    assert!(object.has_previous());
+    assert_eq!(previous_counts(&object).unwrap(), crashed);
+    assert_eq!(profile_counts(&object), [0, 1, 0, 0, 0]);
+    second.update(2);
+    assert_eq!(
+        previous_counts(&object).unwrap(),
+        crashed,
+        "never written again"
+    );
+
+    // A third boot after a hang (nothing marked the end).
+    let third = Boot::new(b"build-a");
+    let object = third.object();
+    // SAFETY: as above.
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    assert_eq!(
+        previous,
+        Ok(Previous::Served {
+            end: End::Running,
+            generation: 2
+        })
+    );
+    assert_eq!(previous_counts(&object).unwrap(), [0, 1, 1, 0, 0]);
+}
+
+/// A kernel of another build finds the profile and refuses it: no
+/// previous counts, and the region is its own from then on.
+#[test]
+fn another_build_is_refused() {
+    let region = Region::new(needed());
+    let first = Boot::new(b"build-a");
+    let object = first.object();
+    // SAFETY: as above.
+    unsafe { object.persist_in(region.start, region.len, PAGE) }.unwrap();
+    first.update(0);
+    let other = Boot::new(b"build-b");
+    let object = other.object();
+    // SAFETY: as above.
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) }.unwrap();
+    let Previous::OtherBuild(id) = previous else {
+        panic!("{previous:?}");
+    };
+    assert_eq!(id.as_bytes(), b"build-a");
+    assert_eq!(id.to_string(), "6275696c642d61");
+    assert!(!object.has_previous());
+    assert_eq!(previous_counts(&object), Err(WriteError::NoCounts));
+    // A build with other sizes is named as such too, not taken for none.
+    let larger = Boot::shaped(b"build-c", 300);
+    let needed = RegionLayout::of(&larger.object(), PAGE).unwrap().len;
+    let wide = Region::new(needed);
+    // SAFETY: as above.
+    unsafe { first.object().persist_in(wide.start, wide.len, PAGE) }.unwrap();
+    // SAFETY: as above.
+    let previous = unsafe { larger.object().persist_in(wide.start, wide.len, PAGE) };
+    assert!(
+        matches!(previous, Ok(Previous::OtherBuild(id)) if id.as_bytes() == b"build-a"),
+        "{previous:?}"
+    );
+    // The next boot of build-b finds build-b's region.
+    let again = Boot::new(b"build-b");
+    // SAFETY: as above.
+    let previous = unsafe { again.object().persist_in(region.start, region.len, PAGE) };
+    assert!(matches!(previous, Ok(Previous::Served { .. })));
+}
+
+/// Any byte of the header changed (but the end mark) makes it no header.
+#[test]
+fn a_damaged_header_is_no_profile() {
+    let mut region = Region::new(needed());
+    let first = Boot::new(b"build-a");
+    // SAFETY: as above.
+    unsafe { first.object().persist_in(region.start, region.len, PAGE) }.unwrap();
+    let header = region.bytes()[..160].to_vec();
+    for at in (0..160).filter(|at| !(24..32).contains(at)) {
+        region.bytes()[..160].copy_from_slice(&header);
+        region.bytes()[at] ^= 0x10;
+        let boot = Boot::new(b"build-a");
+        // SAFETY: as above.
+        let previous = unsafe { boot.object().persist_in(region.start, region.len, PAGE) };
+        assert_eq!(previous, Ok(Previous::None), "byte {at} changed");
+    }
+}
+
+/// A region too small, misaligned or overlapping the object, an object
+/// without a build id or bias, or one moved already: an error, and not
+/// a byte of the region nor the bias changed.
+#[test]
+fn refusals_change_nothing() {
+    let mut region = Region::new(needed());
+    region.bytes().fill(0x5a);
+    let boot = Boot::new(b"build-a");
+    let object = boot.object();
+    let untouched = |bias: u64| {
+        assert!(region.copy().iter().all(|&b| b == 0x5a));
+        assert_eq!(boot.bias(), bias);
+    };
+    // SAFETY (all calls below): the region outlives the objects.
+    let result = unsafe { object.persist_in(region.start, region.len - 8, PAGE) };
+    assert_eq!(result, Err(PersistError::TooSmall { needed: region.len }));
+    untouched(0);
+    let result =
+        unsafe { object.persist_in(region.start.wrapping_add(8), region.len - PAGE, PAGE) };
+    assert_eq!(result, Err(PersistError::BadRegion));
+    let image = boot.fake.counters.as_ptr() as *mut u8;
+    let result = unsafe { object.persist_in(image, region.len, 8) };
+    assert_eq!(result, Err(PersistError::BadRegion), "over the counters");
+    let no_id = Boot {
+        fake: FakeObject::new(
+            V10,
+            vec![FunctionShape {
+                counters: 1,
+                bitmap_bytes: 0,
+                sites: [0, 0, 0],
+            }],
+            4,
+            0,
+            Vec::new(),
+        ),
+        spare: vec![0],
+        bias: Box::new(0),
+        words: Vec::new(),
+    };
+    let result = unsafe { no_id.object().persist_in(region.start, region.len, PAGE) };
+    assert_eq!(result, Err(PersistError::NoBuildId));
+    let result = unsafe {
+        boot.fake
+            .object()
+            .persist_in(region.start, region.len, PAGE)
+    };
+    assert_eq!(result, Err(PersistError::NotRelocatable), "no bias");
+    assert!(unsafe { object.attach_epoch_words(boot.words()) });
+    let result = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    assert_eq!(result, Err(PersistError::AlreadyAttached));
+    untouched(0);
+}

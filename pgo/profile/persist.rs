@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counters that survive a warm reboot, for an object built with runtime
+//! counter relocation (vmlinux): its two sets of counters (`epochs`) are
+//! moved into a region of memory that the next boot keeps (a
+//! `reserve_mem=` region), so that after a panic, a hang or a reset the
+//! next kernel serves what the counters held: the path into the crash.
+//!
+//! The region, in pages of the header's `page_size`:
+//!
+//! - the header (one page);
+//! - `boot`: the counts of the boot before the move (the image's
+//!   counters), part of set 0's from then on (`Epochs::base`);
+//! - set 0 and set 1, each as long as the counter pages, so that live
+//!   files map them as they map the object's own;
+//! - the epoch words (`zero`, `taken`, `finished`; `epochs`);
+//! - `previous`: the previous boot's counts since its last reset, which
+//!   [`ProfiledObject::persist_in`] computes from that boot's areas
+//!   before it takes them over.
+//!
+//! Only a region whose header is whole (magic, format, checksum) and
+//! describes this object's layout is read; its profile is served only if
+//! its build id is this object's, since its counters are read against
+//! this object's records and names.
+
+use core::ptr;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::epochs::{apart_from_the_rest, relocatable, Counts, WORDS_PER_COUNTER};
+use super::sections::{ProfiledObject, SectionRange};
+use super::writer::first_build_id;
+
+/// The longest build id kept (a SHA-1's is 20 bytes).
+pub const MAX_BUILD_ID: usize = 64;
+
+/// What a region's header starts with.
+const MAGIC: [u8; 8] = *b"KPGOPRST";
+/// The layout of header and region this runtime writes.
+const FORMAT: u64 = 1;
+
+/// The region's first page.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Header {
+    magic: [u8; 8],
+    format: u64,
+    /// FNV-1a of the header with `checksum` and `end` 0.
+    checksum: u64,
+    /// How the boot that wrote it ended ([`End`]); set last.
+    end: u64,
+    /// Boots in a row that served the one before, plus 1.
+    generation: u64,
+    page_size: u64,
+    counters_size: u64,
+    counter_pages_size: u64,
+    data_size: u64,
+    names_size: u64,
+    version_word: u64,
+    build_id_len: u64,
+    build_id: [u8; MAX_BUILD_ID],
+}
+
+/// How a boot ended, as its region says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Nothing marked it: it was running when the machine reset (a hang,
+    /// a watchdog, a triple fault, a reset button), or is still running.
+    Running,
+    /// It panicked (the runtime's panic notifier).
+    Panic,
+    /// It rebooted, halted or powered off cleanly.
+    Reboot,
+}
+
+impl End {
+    fn word(self) -> u64 {
+        match self {
+            End::Running => 1,
+            End::Panic => 2,
+            End::Reboot => 3,
+        }
+    }
+
+    fn of(word: u64) -> Option<Self> {
+        match word {
+            1 => Some(End::Running),
+            2 => Some(End::Panic),
+            3 => Some(End::Reboot),
+            _ => None,
+        }
+    }
+
+    /// Its name in `stats` and the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            End::Running => "running",
+            End::Panic => "panic",
+            End::Reboot => "reboot",
+        }
+    }
+}
+
+/// A build id, as a header keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildId {
+    bytes: [u8; MAX_BUILD_ID],
+    len: usize,
+}
+
+impl BuildId {
+    fn of(id: &[u8]) -> Self {
+        let len = id.len().min(MAX_BUILD_ID);
+        let mut bytes = [0u8; MAX_BUILD_ID];
+        bytes[..len].copy_from_slice(&id[..len]);
+        Self { bytes, len }
+    }
+
+    /// Its bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl core::fmt::Display for BuildId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.as_bytes()
+            .iter()
+            .try_for_each(|byte| write!(f, "{byte:02x}"))
+    }
+}
+
+/// What a region held of the boot before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Previous {
+    /// No profile: its first page is not a whole header of this layout
+    /// (memory after a cold boot, another user's, another format).
+    None,
+    /// The profile of another build (its id): not served, since its
+    /// counters do not match this object's records.
+    OtherBuild(BuildId),
+    /// The profile of this build, served.
+    Served {
+        /// How that boot ended.
+        end: End,
+        /// Its generation: boots in a row that served the one before,
+        /// plus 1.
+        generation: u64,
+    },
+}
+
+/// Why an object's counters were not moved into a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PersistError {
+    /// The region is shorter than the object needs.
+    TooSmall {
+        /// The bytes it needs.
+        needed: usize,
+    },
+    /// The object's code does not relocate its counters, or its counters
+    /// are not 8-byte words.
+    NotRelocatable,
+    /// The object has no build id to check a profile against.
+    NoBuildId,
+    /// The region is not page-aligned, overlaps the object, or the page
+    /// size is not a power of two.
+    BadRegion,
+    /// The object's counters were moved or given epochs already.
+    AlreadyAttached,
+}
+
+impl core::fmt::Display for PersistError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PersistError::TooSmall { needed } => {
+                write!(f, "the region is too small: it needs {needed} bytes")
+            }
+            PersistError::NotRelocatable => {
+                f.write_str("the counters are not built for relocation")
+            }
+            PersistError::NoBuildId => f.write_str("the kernel has no build id"),
+            PersistError::BadRegion => {
+                f.write_str("the region is not page-aligned or overlaps the kernel")
+            }
+            PersistError::AlreadyAttached => f.write_str("the counters were moved already"),
+        }
+    }
+}
+
+/// Where each area of a region is, in bytes from its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionLayout {
+    /// The boot-time counts.
+    pub boot: usize,
+    /// Set 0 and set 1, each of counter-page length.
+    pub sets: [usize; 2],
+    /// The epochs' words.
+    pub words: usize,
+    /// The previous boot's counts.
+    pub previous: usize,
+    /// The region's length.
+    pub len: usize,
+}
+
+impl RegionLayout {
+    /// The layout for `counters_size` bytes of counters on
+    /// `counter_pages_size` bytes of pages, with pages of `page_size`
+    /// (a power of two); `None` if it overflows.
+    pub fn new(counters_size: usize, counter_pages_size: usize, page_size: usize) -> Option<Self> {
+        let pages = |bytes: usize| bytes.checked_next_multiple_of(page_size);
+        let set = pages(counter_pages_size.max(counters_size))?;
+        let counts = pages(counters_size)?;
+        let words = pages(counters_size.checked_mul(WORDS_PER_COUNTER)?)?;
+        let boot = page_size;
+        let set0 = boot.checked_add(counts)?;
+        let set1 = set0.checked_add(set)?;
+        let words_at = set1.checked_add(set)?;
+        let previous = words_at.checked_add(words)?;
+        Some(Self {
+            boot,
+            sets: [set0, set1],
+            words: words_at,
+            previous,
+            len: previous.checked_add(counts)?,
+        })
+    }
+
+    /// The layout of `object`'s counters.
+    pub fn of(object: &ProfiledObject, page_size: usize) -> Option<Self> {
+        let sections = object.sections();
+        Self::new(
+            sections.counters.len(),
+            sections.counter_pages.len(),
+            page_size,
+        )
+    }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl Header {
+    /// The header `object`'s counters get, of `generation`.
+    fn of(object: &ProfiledObject, id: &[u8], page_size: usize, generation: u64) -> Self {
+        let sections = object.sections();
+        let version_word = object.version_word();
+        let version_word = if version_word.is_null() {
+            0
+        } else {
+            // SAFETY: a non-null version word is readable (contract of
+            // `ProfiledObject::new`).
+            unsafe { version_word.read_volatile() }
+        };
+        let mut header = Self {
+            magic: MAGIC,
+            format: FORMAT,
+            checksum: 0,
+            end: 0,
+            generation,
+            page_size: page_size as u64,
+            counters_size: sections.counters.len() as u64,
+            counter_pages_size: sections.counter_pages.len() as u64,
+            data_size: sections.data.len() as u64,
+            names_size: sections.names.len() as u64,
+            version_word,
+            build_id_len: id.len().min(MAX_BUILD_ID) as u64,
+            build_id: BuildId::of(id).bytes,
+        };
+        header.checksum = header.sum();
+        header
+    }
+
+    fn sum(&self) -> u64 {
+        let unsummed = Self {
+            checksum: 0,
+            end: 0,
+            ..*self
+        };
+        // SAFETY: `Header` is `repr(C)` of `u64`s and byte arrays whose
+        // lengths are multiples of 8: no padding, every byte initialised.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(
+                (&unsummed as *const Self).cast::<u8>(),
+                core::mem::size_of::<Self>(),
+            )
+        };
+        fnv1a(bytes)
+    }
+
+    /// Whether it is a whole header of this format.
+    fn whole(&self) -> bool {
+        self.magic == MAGIC
+            && self.format == FORMAT
+            && self.checksum == self.sum()
+            && End::of(self.end).is_some()
+            && self.build_id_len as usize <= MAX_BUILD_ID
+    }
+
+    /// Whether it describes `expected`'s layout.
+    fn same_layout(&self, expected: &Self) -> bool {
+        (
+            self.page_size,
+            self.counters_size,
+            self.counter_pages_size,
+            self.data_size,
+            self.names_size,
+            self.version_word,
+        ) == (
+            expected.page_size,
+            expected.counters_size,
+            expected.counter_pages_size,
+            expected.data_size,
+            expected.names_size,
+            expected.version_word,
+        )
+    }
+
+    fn build_id(&self) -> BuildId {
+        BuildId::of(&self.build_id[..(self.build_id_len as usize).min(MAX_BUILD_ID)])
+    }
+}
+
+/// The persistence figures of an object, for `stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PersistFigures {
+    /// Whether its counters are in a region.
+    pub persisted: bool,
+    /// Whether a previous boot's profile is served.
+    pub previous: bool,
+    /// Updates of the image's counters since [`ProfiledObject::settle_boot_counts`]
+    /// (instrumented code that loaded the bias before the move and ran
+    /// after it): 0 but for a defect, since they are in no profile.
+    pub boot_late: u64,
+}
+
+impl ProfiledObject {
+    /// Moves the object's two sets of counters into `region`, after
+    /// reading what the previous boot left there, and points its bias at
+    /// set 0 there; `page_size` is the size of the pages live files map.
+    ///
+    /// The counts so far (the image's) become the boot-time part of set 0
+    /// (`boot`). The previous boot's profile is kept (in `previous`) if
+    /// its header is whole and of this layout and build, then every other
+    /// area is zeroed and the header rewritten; the epochs' words are the
+    /// region's. On an error, nothing was written.
+    ///
+    /// # Safety
+    ///
+    /// `region` is `len` bytes of memory valid for good, that nothing
+    /// else accesses but through this object from now on; no
+    /// instrumented code of the object runs concurrently and no other
+    /// function of the object was called yet, so that the counts are
+    /// exact (the kernel's boot CPU, before any other runs or interrupts
+    /// are enabled).
+    pub unsafe fn persist_in(
+        &self,
+        region: *mut u8,
+        len: usize,
+        page_size: usize,
+    ) -> Result<Previous, PersistError> {
+        if !relocatable(self) {
+            return Err(PersistError::NotRelocatable);
+        }
+        if self.has_epochs() || !self.epochs.region.load(Ordering::Acquire).is_null() {
+            return Err(PersistError::AlreadyAttached);
+        }
+        let id = first_build_id(self).ok_or(PersistError::NoBuildId)?;
+        let sections = self.sections();
+        if !page_size.is_power_of_two()
+            || (region as usize) % page_size != 0
+            || !apart_from_the_rest(
+                sections,
+                &[&SectionRange::from_len(region, len), &sections.counter_bias],
+            )
+        {
+            return Err(PersistError::BadRegion);
+        }
+        let layout = RegionLayout::of(self, page_size).ok_or(PersistError::BadRegion)?;
+        if len < layout.len {
+            return Err(PersistError::TooSmall { needed: layout.len });
+        }
+        let n = sections.counters.len() / 8;
+        let area = |offset: usize| region.wrapping_add(offset).cast::<u64>();
+        // SAFETY: the region's first page, the caller's; any bytes are a
+        // `Header` (integers and byte arrays).
+        let old = unsafe { ptr::read(region.cast::<Header>()) };
+        let fresh = Header::of(self, id, page_size, 1);
+        let previous = if !old.whole() {
+            Previous::None
+        } else if old.build_id().as_bytes() != id {
+            Previous::OtherBuild(old.build_id())
+        } else if !old.same_layout(&fresh) {
+            // The same build with another layout: not this runtime's.
+            Previous::None
+        } else {
+            for k in 0..n {
+                // SAFETY: every area holds `n` words at least (`layout`),
+                // inside the region.
+                unsafe {
+                    let sum = [
+                        area(layout.boot),
+                        area(layout.sets[0]),
+                        area(layout.sets[1]),
+                    ]
+                    .iter()
+                    .fold(0u64, |sum, at| sum.wrapping_add(*at.add(k)));
+                    // The previous boot's `zero` word: the counts at its
+                    // last reset.
+                    let zero = *area(layout.words).add(k);
+                    *area(layout.previous).add(k) = sum.wrapping_sub(zero);
+                }
+            }
+            Previous::Served {
+                end: End::of(old.end).unwrap_or(End::Running),
+                generation: old.generation,
+            }
+        };
+        let generation = match previous {
+            Previous::Served { generation, .. } => generation.wrapping_add(1),
+            _ => 1,
+        };
+        // SAFETY: all inside the region, the caller's; the header first
+        // stops being whole, so that a reset in between finds no profile.
+        unsafe {
+            ptr::write_bytes(region, 0, page_size);
+            ptr::write_bytes(region.add(layout.boot), 0, layout.previous - layout.boot);
+            if !matches!(previous, Previous::Served { .. }) {
+                ptr::write_bytes(region.add(layout.previous), 0, layout.len - layout.previous);
+            }
+            ptr::copy_nonoverlapping(
+                sections.counters.start().cast::<u64>(),
+                area(layout.boot),
+                n,
+            );
+            let header = Header {
+                end: End::Running.word(),
+                ..Header::of(self, id, page_size, generation)
+            };
+            ptr::write(region.cast::<Header>(), header);
+        }
+        // INVARIANT: sets, base and previous before words, each valid for
+        // good (the caller's region), the sets of counter-page length and
+        // apart from the object (checked above).
+        self.epochs.sets[0].store(area(layout.sets[0]), Ordering::Release);
+        self.epochs.sets[1].store(area(layout.sets[1]), Ordering::Release);
+        self.epochs
+            .base
+            .store(area(layout.boot).cast(), Ordering::Release);
+        if matches!(previous, Previous::Served { .. }) {
+            self.epochs
+                .previous
+                .store(area(layout.previous).cast(), Ordering::Release);
+        }
+        self.epochs.region.store(region, Ordering::Release);
+        // SAFETY: `WORDS_PER_COUNTER * n` zeroed words of the region,
+        // the caller's.
+        let attached = unsafe { self.attach_words_once(area(layout.words).cast()) };
+        debug_assert!(attached);
+        self.point_bias_at(0);
+        Ok(previous)
+    }
+
+    /// Copies the image's counters into the boot-time counts again, once
+    /// no code that loaded the bias before [`Self::persist_in`] can run
+    /// any more (the kernel's: the rest of `start_kernel()`, up to
+    /// `rest_init()`), so that those updates are in every profile too.
+    /// Nothing without a region. Before any reader of the object.
+    pub fn settle_boot_counts(&self) {
+        let base = self.epochs.base.load(Ordering::Acquire);
+        if base.is_null() {
+            return;
+        }
+        for k in 0..self.sections().counters.len() / 8 {
+            // SAFETY: `base` holds one count per counter, valid for good
+            // (type invariant of `Epochs`); the image's counters are
+            // 8-byte aligned words (`relocatable`).
+            unsafe {
+                let image =
+                    AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k));
+                (*base.add(k)).store(image.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Marks in the region how this boot ends; nothing without one. Takes
+    /// no lock: from a panic notifier too.
+    pub fn mark_end(&self, end: End) {
+        let region = self.epochs.region.load(Ordering::Acquire);
+        if region.is_null() {
+            return;
+        }
+        // SAFETY: the region's header, valid for good (`persist_in`),
+        // whose `end` word is 8-byte aligned (the region is page-aligned
+        // and `Header` is `repr(C)`).
+        let word =
+            unsafe { AtomicU64::from_ptr(region.add(core::mem::offset_of!(Header, end)).cast()) };
+        word.store(end.word(), Ordering::Relaxed);
+    }
+
+    /// Whether the previous boot's profile is served.
+    pub fn has_previous(&self) -> bool {
+        !self.epochs.previous.load(Ordering::Acquire).is_null()
+    }
+
+    /// The previous boot's count `k` since its last reset.
+    pub(crate) fn previous_count(&self, k: usize) -> Option<u64> {
+        let previous = self.epochs.previous.load(Ordering::Acquire);
+        if previous.is_null() || k >= self.sections().counters.len() / 8 {
+            return None;
+        }
+        // SAFETY: one count per counter, valid for good and never written
+        // again (type invariant of `Epochs`).
+        Some(unsafe { (*previous.add(k)).load(Ordering::Relaxed) })
+    }
+
+    /// The persistence figures.
+    pub fn persist_figures(&self) -> PersistFigures {
+        let base = self.epochs.base.load(Ordering::Acquire);
+        let mut boot_late = 0u64;
+        if !base.is_null() {
+            for k in 0..self.sections().counters.len() / 8 {
+                // SAFETY: as in `settle_boot_counts`.
+                unsafe {
+                    let image =
+                        AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k));
+                    boot_late = boot_late.wrapping_add(
+                        image
+                            .load(Ordering::Relaxed)
+                            .wrapping_sub((*base.add(k)).load(Ordering::Relaxed)),
+                    );
+                }
+            }
+        }
+        PersistFigures {
+            persisted: !base.is_null(),
+            previous: self.counts_computed(Counts::Previous),
+            boot_late,
+        }
+    }
+}
