@@ -123,7 +123,7 @@ live=$(entry_count "$r/vmlinux-live.profraw" "$pread")
 check "its pread64 count is the spare set's: the even epochs' sum (${live:-?}, $even_v)" \
 	test -n "$live" -a "${live:-x}" = "$even_v"
 check "stats: $((switches + 1)) epochs, vmlinux's and the module's at the last ($(grep -o 'epochs=[0-9]*' "$r/stats"))" \
-	bash -c "grep -q ' epochs=$((switches + 1))\$' '$r/stats' &&
+	bash -c "grep -q '^runtime .* epochs=$((switches + 1)) ' '$r/stats' &&
 		grep -q '^object=vmlinux .* epoch=$((switches + 1)) ' '$r/stats' &&
 		grep -q '^object=pgo_test_a .* epoch=$((switches + 1)) ' '$r/stats'"
 late=$(sed -n 's/^object=vmlinux .* late_updates_total=\([0-9]*\).*/\1/p' "$r/stats")
@@ -144,7 +144,7 @@ check_after joined "a module loaded after the switches joins them: its epoch has
 	test "${joined:-0}" -eq 4
 check_after joined "it started on the spare set, and the switch moved it ($(grep -o 'set=[0-9]' "$r/stats-joining" 2>/dev/null) -> $(grep -o 'set=[0-9]' "$r/stats-joined" 2>/dev/null))" \
 	bash -c "grep -q ' epoch=0 set=1 ' '$r/stats-joining' &&
-		grep -q \" epoch=\$(sed -n 's/^runtime .* epochs=//p' '$r/stats-joined') set=0 \" '$r/stats-joined'"
+		grep -q \" epoch=\$(sed -n 's/^runtime .* epochs=\\([0-9]*\\) .*/\\1/p' '$r/stats-joined') set=0 \" '$r/stats-joined'"
 check_after joined "the epoch file of an unloaded module cannot be opened ($(cat "$r/unloaded-error" 2>/dev/null))" \
 	bash -c "test ! -e '$r/unloaded-opened' && grep -q 'No such device' '$r/unloaded-error'"
 check_console "no BUG, oops, WARNING or lockdep report on the console" "$out/console.log"
