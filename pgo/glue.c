@@ -26,7 +26,9 @@
 #include <linux/panic_notifier.h>
 #include <linux/pgo.h>
 #include <linux/reboot.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <linux/preempt.h>
 #include <linux/ratelimit.h>
@@ -85,33 +87,55 @@ void kpgo_wait_for_old_bias(void)
  */
 static char kpgo_persist_name[16] __initdata;
 static void *kpgo_region;
-static size_t kpgo_region_size;
+static size_t kpgo_region_used;
 
 static int __init kpgo_persist_setup(char *name)
 {
-	if (strscpy(kpgo_persist_name, name) < 0)
+	if (strscpy(kpgo_persist_name, name) < 0) {
 		pr_err("kpgo_persist=%s: a reserve_mem name has at most 15 characters\n",
 		       name);
+		kpgo_persist_name[0] = '\0';
+	}
 	return 1;
+}
+
+/*
+ * Writes [start, start + len) of the region back to memory from every
+ * cache: CLFLUSH evicts a line from the caches of every CPU (a reset may
+ * drop dirty lines). Works from early boot on, and takes no lock.
+ */
+void kpgo_flush_range(void *start, size_t len)
+{
+#ifdef CONFIG_X86
+	while (len) {
+		unsigned int chunk = min_t(size_t, len, SZ_1G);
+
+		clflush_cache_range(start, chunk);
+		start += chunk;
+		len -= chunk;
+	}
+#endif
+}
+
+/* Seconds since 1970: lockless, from a panic too. */
+u64 kpgo_wall_seconds(void)
+{
+	return ktime_get_real_seconds();
 }
 __setup("kpgo_persist=", kpgo_persist_setup);
 
 static struct notifier_block kpgo_persist_panic_block;
 
 /*
- * At a panic or a reboot: how the boot ended goes into the region, and
- * the region out of every cache, since a reset may drop dirty lines.
- * CLFLUSH evicts a line from the caches of every CPU, so the lines that
- * CPUs stopped by the panic still hold are written back too. Takes no
- * lock.
+ * At a panic or a reboot: how and when the boot ended goes into the
+ * region, and the region out of every cache, including the lines that
+ * CPUs stopped by the panic still hold. Takes no lock.
  */
 static int kpgo_persist_end(struct notifier_block *nb, unsigned long event,
 			    void *data)
 {
 	kpgo_persist_mark_end(nb == &kpgo_persist_panic_block);
-#ifdef CONFIG_X86
-	clflush_cache_range(kpgo_region, kpgo_region_size);
-#endif
+	kpgo_flush_range(kpgo_region, kpgo_region_used);
 	return NOTIFY_DONE;
 }
 
@@ -135,6 +159,7 @@ static struct notifier_block kpgo_persist_reboot_block = {
 void __init pgo_persist_counters(void)
 {
 	phys_addr_t start, size;
+	long used;
 
 	if (!kpgo_persist_name[0])
 		return;
@@ -143,10 +168,12 @@ void __init pgo_persist_counters(void)
 		       kpgo_persist_name);
 		return;
 	}
-	if (kpgo_persist_counters(__va(start), size, start, kpgo_persist_name))
+	used = kpgo_persist_counters(__va(start), size, start,
+				     kpgo_persist_name);
+	if (used < 0)
 		return;
 	kpgo_region = __va(start);
-	kpgo_region_size = size;
+	kpgo_region_used = used;
 	atomic_notifier_chain_register(&panic_notifier_list,
 				       &kpgo_persist_panic_block);
 	register_reboot_notifier(&kpgo_persist_reboot_block);

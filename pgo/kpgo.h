@@ -24,8 +24,11 @@ void __llvm_profile_instrument_memop(u64 size, void *data, u32 index);
 extern u64 __llvm_profile_counter_bias;
 void kpgo_wait_for_old_bias(void);
 /* Rust: runtime/persist.rs. */
-int kpgo_persist_counters(void *region, size_t len, u64 phys, const char *name);
+long kpgo_persist_counters(void *region, size_t len, u64 phys, const char *name);
 void kpgo_persist_mark_end(bool panic);
+/* C: glue.c, called by runtime/persist.rs. */
+void kpgo_flush_range(void *start, size_t len);
+u64 kpgo_wall_seconds(void);
 #endif
 
 /* C: glue.c, called by runtime/kernel_api.rs. */

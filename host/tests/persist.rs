@@ -12,7 +12,7 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use fake::{notes_with_build_id, parse, two_functions, FakeObject, FunctionShape, V10};
-use kpgo::profile::persist::{End, PersistError, Previous, RegionLayout};
+use kpgo::profile::persist::{End, PersistError, Previous, RegionLayout, WallTime};
 use kpgo::profile::sections::{ProfiledObject, SectionRange};
 use kpgo::profile::sink::{Sink, SliceSink};
 use kpgo::profile::writer::{serialize, write_previous, WriteError};
@@ -150,8 +150,22 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
     first.update(0);
     let object = first.object();
     // SAFETY: the region outlives the object; nothing else runs.
-    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
-    assert_eq!(previous, Ok(Previous::None), "a cold region holds nothing");
+    let mut flushed = Vec::new();
+    let previous = unsafe {
+        object.persist_in(region.start, region.len, PAGE, |start, len| {
+            flushed.push((start as usize - region.start as usize, len))
+        })
+    };
+    assert_eq!(
+        previous,
+        Ok((Previous::None, needed())),
+        "a cold region holds nothing"
+    );
+    assert_eq!(
+        flushed,
+        [(0, PAGE), (0, needed())],
+        "the cleared header is flushed before the rest is written, then the whole"
+    );
     assert!(object.has_epochs() && !object.has_previous());
     assert_ne!(first.bias(), 0, "the bias points into the region");
     assert_eq!(previous_counts(&object), Err(WriteError::NoCounts));
@@ -168,7 +182,7 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
     first.update_through(2, 0);
     assert_eq!(object.persist_figures().boot_late, 1);
     assert_eq!(profile_counts(&object), [2, 1, 0, 0, 1]);
-    object.settle_boot_counts();
+    object.settle_boot_counts(1_796_412_900);
     assert_eq!(object.persist_figures().boot_late, 0);
     assert_eq!(profile_counts(&object), [2, 1, 1, 0, 1]);
     // Epochs switch between the region's two sets.
@@ -184,21 +198,26 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
     first.update(0);
     let crashed = profile_counts(&object);
     assert_eq!(crashed, [1, 0, 0, 0, 7]);
-    object.mark_end(End::Panic);
+    object.mark_end(End::Panic, 1_796_412_942);
 
     // The warm reboot: the same build, its own boot-time counts.
     let second = Boot::new(b"build-a");
     second.update(1);
     let object = second.object();
     // SAFETY: as above.
-    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) };
     assert_eq!(
-        previous,
+        previous.map(|(previous, _)| previous),
         Ok(Previous::Served {
             end: End::Panic,
-            generation: 1
+            generation: 1,
+            started: WallTime(1_796_412_900),
+            ended: WallTime(1_796_412_942),
         })
     );
+    assert_eq!(WallTime(1_796_412_942).to_string(), "2026-12-04 19:35:42");
+    assert_eq!(WallTime(951_868_799).to_string(), "2000-02-29 23:59:59");
+    assert_eq!(WallTime(0).to_string(), "unknown");
     assert!(object.has_previous());
     assert_eq!(previous_counts(&object).unwrap(), crashed);
     assert_eq!(profile_counts(&object), [0, 1, 0, 0, 0]);
@@ -213,12 +232,14 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
     let third = Boot::new(b"build-a");
     let object = third.object();
     // SAFETY: as above.
-    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    let previous = unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) };
     assert_eq!(
-        previous,
+        previous.map(|(previous, _)| previous),
         Ok(Previous::Served {
             end: End::Running,
-            generation: 2
+            generation: 2,
+            started: WallTime(0),
+            ended: WallTime(0),
         })
     );
     assert_eq!(previous_counts(&object).unwrap(), [0, 1, 1, 0, 0]);
@@ -232,12 +253,13 @@ fn another_build_is_refused() {
     let first = Boot::new(b"build-a");
     let object = first.object();
     // SAFETY: as above.
-    unsafe { object.persist_in(region.start, region.len, PAGE) }.unwrap();
+    unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) }.unwrap();
     first.update(0);
     let other = Boot::new(b"build-b");
     let object = other.object();
     // SAFETY: as above.
-    let previous = unsafe { object.persist_in(region.start, region.len, PAGE) }.unwrap();
+    let (previous, _) =
+        unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) }.unwrap();
     let Previous::OtherBuild(id) = previous else {
         panic!("{previous:?}");
     };
@@ -250,18 +272,31 @@ fn another_build_is_refused() {
     let needed = RegionLayout::of(&larger.object(), PAGE).unwrap().len;
     let wide = Region::new(needed);
     // SAFETY: as above.
-    unsafe { first.object().persist_in(wide.start, wide.len, PAGE) }.unwrap();
+    unsafe {
+        first
+            .object()
+            .persist_in(wide.start, wide.len, PAGE, |_, _| {})
+    }
+    .unwrap();
     // SAFETY: as above.
-    let previous = unsafe { larger.object().persist_in(wide.start, wide.len, PAGE) };
+    let previous = unsafe {
+        larger
+            .object()
+            .persist_in(wide.start, wide.len, PAGE, |_, _| {})
+    };
     assert!(
-        matches!(previous, Ok(Previous::OtherBuild(id)) if id.as_bytes() == b"build-a"),
+        matches!(previous, Ok((Previous::OtherBuild(id), _)) if id.as_bytes() == b"build-a"),
         "{previous:?}"
     );
     // The next boot of build-b finds build-b's region.
     let again = Boot::new(b"build-b");
     // SAFETY: as above.
-    let previous = unsafe { again.object().persist_in(region.start, region.len, PAGE) };
-    assert!(matches!(previous, Ok(Previous::Served { .. })));
+    let previous = unsafe {
+        again
+            .object()
+            .persist_in(region.start, region.len, PAGE, |_, _| {})
+    };
+    assert!(matches!(previous, Ok((Previous::Served { .. }, _))));
 }
 
 /// Any byte of the header changed (but the end mark) makes it no header.
@@ -270,15 +305,28 @@ fn a_damaged_header_is_no_profile() {
     let mut region = Region::new(needed());
     let first = Boot::new(b"build-a");
     // SAFETY: as above.
-    unsafe { first.object().persist_in(region.start, region.len, PAGE) }.unwrap();
-    let header = region.bytes()[..160].to_vec();
-    for at in (0..160).filter(|at| !(24..32).contains(at)) {
-        region.bytes()[..160].copy_from_slice(&header);
+    unsafe {
+        first
+            .object()
+            .persist_in(region.start, region.len, PAGE, |_, _| {})
+    }
+    .unwrap();
+    // The end mark and the times (bytes 24 to 47) are not summed.
+    let header = region.bytes()[..176].to_vec();
+    for at in (0..176).filter(|at| !(24..48).contains(at)) {
+        region.bytes()[..176].copy_from_slice(&header);
         region.bytes()[at] ^= 0x10;
         let boot = Boot::new(b"build-a");
         // SAFETY: as above.
-        let previous = unsafe { boot.object().persist_in(region.start, region.len, PAGE) };
-        assert_eq!(previous, Ok(Previous::None), "byte {at} changed");
+        let previous = unsafe {
+            boot.object()
+                .persist_in(region.start, region.len, PAGE, |_, _| {})
+        };
+        assert_eq!(
+            previous.map(|(previous, _)| previous),
+            Ok(Previous::None),
+            "byte {at} changed"
+        );
     }
 }
 
@@ -296,14 +344,26 @@ fn refusals_change_nothing() {
         assert_eq!(boot.bias(), bias);
     };
     // SAFETY (all calls below): the region outlives the objects.
-    let result = unsafe { object.persist_in(region.start, region.len - 8, PAGE) };
+    let result = unsafe { object.persist_in(region.start, region.len - 8, PAGE, |_, _| {}) };
     assert_eq!(result, Err(PersistError::TooSmall { needed: region.len }));
     untouched(0);
-    let result =
-        unsafe { object.persist_in(region.start.wrapping_add(8), region.len - PAGE, PAGE) };
+    let result = unsafe {
+        object.persist_in(
+            region.start.wrapping_add(8),
+            region.len - PAGE,
+            PAGE,
+            |_, _| {},
+        )
+    };
     assert_eq!(result, Err(PersistError::BadRegion));
+    let result = unsafe { object.persist_in(region.start, region.len, 64, |_, _| {}) };
+    assert_eq!(
+        result,
+        Err(PersistError::BadRegion),
+        "a page smaller than the header"
+    );
     let image = boot.fake.counters.as_ptr() as *mut u8;
-    let result = unsafe { object.persist_in(image, region.len, 8) };
+    let result = unsafe { object.persist_in(image, region.len, 8, |_, _| {}) };
     assert_eq!(result, Err(PersistError::BadRegion), "over the counters");
     let no_id = Boot {
         fake: FakeObject::new(
@@ -321,16 +381,20 @@ fn refusals_change_nothing() {
         bias: Box::new(0),
         words: Vec::new(),
     };
-    let result = unsafe { no_id.object().persist_in(region.start, region.len, PAGE) };
+    let result = unsafe {
+        no_id
+            .object()
+            .persist_in(region.start, region.len, PAGE, |_, _| {})
+    };
     assert_eq!(result, Err(PersistError::NoBuildId));
     let result = unsafe {
         boot.fake
             .object()
-            .persist_in(region.start, region.len, PAGE)
+            .persist_in(region.start, region.len, PAGE, |_, _| {})
     };
     assert_eq!(result, Err(PersistError::NotRelocatable), "no bias");
     assert!(unsafe { object.attach_epoch_words(boot.words()) });
-    let result = unsafe { object.persist_in(region.start, region.len, PAGE) };
+    let result = unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) };
     assert_eq!(result, Err(PersistError::AlreadyAttached));
     untouched(0);
 }

@@ -52,24 +52,25 @@ pub const WORDS_PER_COUNTER: usize = 3;
 /// `sets`) are 8-byte aligned, at least as long as its counters, and
 /// share no byte with each other or any other range of the object.
 ///
-/// `sets` and `base` are null, or were set (by `persist_in`, before
-/// `words`, never changed again) to two sets of counter-page length and
-/// the boot-time counts, all valid as long as the object. `previous` is
-/// null or (set with them) one count per counter, never written again.
+/// `sets`, `base`, `previous` and `region` are null, or were set once,
+/// together and before `words`, by [`ProfiledObject::attach_region`]: two
+/// sets of counter-page length, one boot-time count per counter, one
+/// previous count per counter (or null) that nothing writes any more, and
+/// a region header, all valid as long as the object.
 pub struct Epochs {
     words: AtomicPtr<AtomicU64>,
     /// Where the two sets are when they are not the object's own
     /// (`counters` and `spare_counters`): in a region that survives a
     /// reboot (`persist`).
-    pub(crate) sets: [AtomicPtr<u64>; 2],
+    sets: [AtomicPtr<u64>; 2],
     /// Counts that are part of set 0's (null: none): the boot-time counts
     /// of an object whose sets are elsewhere.
-    pub(crate) base: AtomicPtr<AtomicU64>,
+    base: AtomicPtr<AtomicU64>,
     /// The counts of the previous boot's kernel (`persist`).
-    pub(crate) previous: AtomicPtr<AtomicU64>,
+    previous: AtomicPtr<AtomicU64>,
     /// The region's header (`persist`), where the end of the boot is
     /// marked.
-    pub(crate) region: AtomicPtr<u8>,
+    region: AtomicPtr<u8>,
     /// The switch whose [`ProfiledObject::prepare_epoch`] read this object
     /// last.
     prepared: AtomicU64,
@@ -219,6 +220,64 @@ impl ProfiledObject {
         relocatable(self) && fits && unsafe { self.attach_words_once(words) }
     }
 
+    /// Moves the object's sets into a region (`persist`): `sets`, of
+    /// counter-page length, with `base`, one boot-time count per counter
+    /// read as part of set 0's, `previous`, one count per counter or
+    /// null, and `words`, the epochs' words; `region` is its header. False,
+    /// and nothing changes, if the object has epoch words or a region
+    /// already.
+    ///
+    /// # Safety
+    ///
+    /// All are valid for good, 8-byte aligned, and share no byte with each
+    /// other or any range of the object; nothing but this object accesses
+    /// them from now on, and nothing writes `previous` any more; the
+    /// object is [`relocatable`]; no other function of the object runs
+    /// concurrently.
+    pub(crate) unsafe fn attach_region(
+        &self,
+        region: *mut u8,
+        sets: [*mut u64; 2],
+        base: *mut AtomicU64,
+        previous: *mut AtomicU64,
+        words: *mut AtomicU64,
+    ) -> bool {
+        if self.has_epochs() || !self.epochs.region.load(Ordering::Acquire).is_null() {
+            return false;
+        }
+        // INVARIANT: set once, together, before the words; the caller's
+        // memory, as the type invariant asks.
+        self.epochs.sets[0].store(sets[0], Ordering::Release);
+        self.epochs.sets[1].store(sets[1], Ordering::Release);
+        self.epochs.base.store(base, Ordering::Release);
+        self.epochs.previous.store(previous, Ordering::Release);
+        self.epochs.region.store(region, Ordering::Release);
+        // SAFETY: the caller's words; the sets are checked by the caller.
+        unsafe { self.attach_words_once(words) }
+    }
+
+    /// The region's header (null: none).
+    pub(crate) fn region(&self) -> *mut u8 {
+        self.epochs.region.load(Ordering::Acquire)
+    }
+
+    /// The boot-time counts of an object whose sets are in a region.
+    pub(crate) fn boot_counts(&self) -> Option<&[AtomicU64]> {
+        let base = self.epochs.base.load(Ordering::Acquire);
+        // SAFETY: one count per counter, valid as long as the object
+        // (type invariant of `Epochs`).
+        (!base.is_null())
+            .then(|| unsafe { core::slice::from_raw_parts(base, self.counter_words()) })
+    }
+
+    /// The previous boot's counts, if a region kept them.
+    pub(crate) fn previous_counts(&self) -> Option<&[AtomicU64]> {
+        let previous = self.epochs.previous.load(Ordering::Acquire);
+        // SAFETY: as for `boot_counts`.
+        (!previous.is_null())
+            .then(|| unsafe { core::slice::from_raw_parts(previous, self.counter_words()) })
+    }
+
     /// Attaches `words` unless the object has some already.
     ///
     /// # Safety
@@ -312,13 +371,10 @@ impl ProfiledObject {
     /// they are apart (`base`); only with words attached.
     fn read_set(&self, set: usize, k: usize) -> u64 {
         let count = self.set_counter(set, k).load(Ordering::Relaxed);
-        let base = self.epochs.base.load(Ordering::Acquire);
-        if set & 1 != 0 || base.is_null() {
-            return count;
+        match self.boot_counts().and_then(|boot| boot.get(k)) {
+            Some(boot) if set & 1 == 0 => count.wrapping_add(boot.load(Ordering::Relaxed)),
+            _ => count,
         }
-        // SAFETY: `base` holds one count per counter, valid as long as the
-        // object (type invariant of `Epochs`), and `k` is below that.
-        count.wrapping_add(unsafe { (*base.add(k)).load(Ordering::Relaxed) })
     }
 
     /// The set the bias points to: 0 without epochs, or when the bias is

@@ -26,7 +26,7 @@
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::epochs::{apart_from_the_rest, relocatable, Counts, WORDS_PER_COUNTER};
+use super::epochs::{apart_from_the_rest, relocatable, WORDS_PER_COUNTER};
 use super::sections::{ProfiledObject, SectionRange};
 use super::writer::first_build_id;
 
@@ -44,10 +44,15 @@ const FORMAT: u64 = 1;
 struct Header {
     magic: [u8; 8],
     format: u64,
-    /// FNV-1a of the header with `checksum` and `end` 0.
+    /// FNV-1a of the header with `checksum`, `end`, `started` and
+    /// `ended` 0.
     checksum: u64,
     /// How the boot that wrote it ended ([`End`]); set last.
     end: u64,
+    /// When the runtime of that boot started, and when it ended (0: not
+    /// known), in seconds since 1970 (UTC).
+    started: u64,
+    ended: u64,
     /// Boots in a row that served the one before, plus 1.
     generation: u64,
     page_size: u64,
@@ -108,7 +113,8 @@ pub struct BuildId {
 }
 
 impl BuildId {
-    fn of(id: &[u8]) -> Self {
+    /// The first [`MAX_BUILD_ID`] bytes of `id`.
+    pub fn of(id: &[u8]) -> Self {
         let len = id.len().min(MAX_BUILD_ID);
         let mut bytes = [0u8; MAX_BUILD_ID];
         bytes[..len].copy_from_slice(&id[..len]);
@@ -129,6 +135,38 @@ impl core::fmt::Display for BuildId {
     }
 }
 
+/// A time in seconds since 1970, shown as UTC (`2026-12-04 19:35:42`);
+/// 0 is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WallTime(pub u64);
+
+impl core::fmt::Display for WallTime {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.0 == 0 {
+            return f.write_str("unknown");
+        }
+        let (days, seconds) = (self.0 / 86_400, self.0 % 86_400);
+        // Days to a civil date (Howard Hinnant's algorithm), from
+        // 0000-03-01, in 400-year eras of 146,097 days.
+        let z = days + 719_468;
+        let era = z / 146_097;
+        let doe = z % 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + u64::from(month <= 2);
+        write!(
+            f,
+            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+            seconds / 3600,
+            seconds / 60 % 60,
+            seconds % 60
+        )
+    }
+}
+
 /// What a region held of the boot before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Previous {
@@ -145,6 +183,10 @@ pub enum Previous {
         /// Its generation: boots in a row that served the one before,
         /// plus 1.
         generation: u64,
+        /// When its runtime started.
+        started: WallTime,
+        /// When it ended, if it was marked.
+        ended: WallTime,
     },
 }
 
@@ -162,7 +204,7 @@ pub enum PersistError {
     /// The object has no build id to check a profile against.
     NoBuildId,
     /// The region is not page-aligned, overlaps the object, or the page
-    /// size is not a power of two.
+    /// size is not a power of two as large as the header.
     BadRegion,
     /// The object's counters were moved or given epochs already.
     AlreadyAttached,
@@ -259,6 +301,8 @@ impl Header {
             format: FORMAT,
             checksum: 0,
             end: 0,
+            started: 0,
+            ended: 0,
             generation,
             page_size: page_size as u64,
             counters_size: sections.counters.len() as u64,
@@ -277,6 +321,8 @@ impl Header {
         let unsummed = Self {
             checksum: 0,
             end: 0,
+            started: 0,
+            ended: 0,
             ..*self
         };
         // SAFETY: `Header` is `repr(C)` of `u64`s and byte arrays whose
@@ -340,12 +386,16 @@ impl ProfiledObject {
     /// Moves the object's two sets of counters into `region`, after
     /// reading what the previous boot left there, and points its bias at
     /// set 0 there; `page_size` is the size of the pages live files map.
+    /// `flush(start, len)` writes bytes of the region back to memory from
+    /// every cache, so that what a reset keeps is in the order written.
+    /// Returns what the region held, and the bytes it uses.
     ///
     /// The counts so far (the image's) become the boot-time part of set 0
     /// (`boot`). The previous boot's profile is kept (in `previous`) if
-    /// its header is whole and of this layout and build, then every other
-    /// area is zeroed and the header rewritten; the epochs' words are the
-    /// region's. On an error, nothing was written.
+    /// its header is whole and of this layout and build; then the header
+    /// is cleared (and flushed), every other area zeroed and the header
+    /// rewritten (and the region flushed). On an error, nothing was
+    /// written.
     ///
     /// # Safety
     ///
@@ -360,16 +410,19 @@ impl ProfiledObject {
         region: *mut u8,
         len: usize,
         page_size: usize,
-    ) -> Result<Previous, PersistError> {
+        mut flush: impl FnMut(*mut u8, usize),
+    ) -> Result<(Previous, usize), PersistError> {
         if !relocatable(self) {
             return Err(PersistError::NotRelocatable);
         }
-        if self.has_epochs() || !self.epochs.region.load(Ordering::Acquire).is_null() {
+        if self.has_epochs() || !self.region().is_null() {
             return Err(PersistError::AlreadyAttached);
         }
         let id = first_build_id(self).ok_or(PersistError::NoBuildId)?;
         let sections = self.sections();
+        // The header fits in the first page, and every area is aligned.
         if !page_size.is_power_of_two()
+            || page_size < core::mem::size_of::<Header>()
             || (region as usize) % page_size != 0
             || !apart_from_the_rest(
                 sections,
@@ -384,8 +437,9 @@ impl ProfiledObject {
         }
         let n = sections.counters.len() / 8;
         let area = |offset: usize| region.wrapping_add(offset).cast::<u64>();
-        // SAFETY: the region's first page, the caller's; any bytes are a
-        // `Header` (integers and byte arrays).
+        // SAFETY: the region's first page, the caller's, page-aligned and
+        // as long as a header at least; any bytes are a `Header`
+        // (integers and byte arrays).
         let old = unsafe { ptr::read(region.cast::<Header>()) };
         let fresh = Header::of(self, id, page_size, 1);
         let previous = if !old.whole() {
@@ -416,18 +470,23 @@ impl ProfiledObject {
             Previous::Served {
                 end: End::of(old.end).unwrap_or(End::Running),
                 generation: old.generation,
+                started: WallTime(old.started),
+                ended: WallTime(old.ended),
             }
         };
+        let served = matches!(previous, Previous::Served { .. });
         let generation = match previous {
             Previous::Served { generation, .. } => generation.wrapping_add(1),
             _ => 1,
         };
-        // SAFETY: all inside the region, the caller's; the header first
-        // stops being whole, so that a reset in between finds no profile.
+        // SAFETY: all inside the region, the caller's. The header stops
+        // being whole first, in memory too, so that a reset in between
+        // finds no profile.
         unsafe {
             ptr::write_bytes(region, 0, page_size);
+            flush(region, page_size);
             ptr::write_bytes(region.add(layout.boot), 0, layout.previous - layout.boot);
-            if !matches!(previous, Previous::Served { .. }) {
+            if !served {
                 ptr::write_bytes(region.add(layout.previous), 0, layout.len - layout.previous);
             }
             ptr::copy_nonoverlapping(
@@ -440,103 +499,107 @@ impl ProfiledObject {
                 ..Header::of(self, id, page_size, generation)
             };
             ptr::write(region.cast::<Header>(), header);
+            flush(region, layout.len);
         }
-        // INVARIANT: sets, base and previous before words, each valid for
-        // good (the caller's region), the sets of counter-page length and
-        // apart from the object (checked above).
-        self.epochs.sets[0].store(area(layout.sets[0]), Ordering::Release);
-        self.epochs.sets[1].store(area(layout.sets[1]), Ordering::Release);
-        self.epochs
-            .base
-            .store(area(layout.boot).cast(), Ordering::Release);
-        if matches!(previous, Previous::Served { .. }) {
-            self.epochs
-                .previous
-                .store(area(layout.previous).cast(), Ordering::Release);
-        }
-        self.epochs.region.store(region, Ordering::Release);
-        // SAFETY: `WORDS_PER_COUNTER * n` zeroed words of the region,
-        // the caller's.
-        let attached = unsafe { self.attach_words_once(area(layout.words).cast()) };
+        // SAFETY: the areas of the region, the caller's, page-aligned,
+        // apart from each other (`layout`) and from the object (checked
+        // above); `previous` is written no more; the sets are of
+        // counter-page length and the words zeroed.
+        let attached = unsafe {
+            self.attach_region(
+                region,
+                [area(layout.sets[0]), area(layout.sets[1])],
+                area(layout.boot).cast(),
+                if served {
+                    area(layout.previous).cast()
+                } else {
+                    ptr::null_mut()
+                },
+                area(layout.words).cast(),
+            )
+        };
         debug_assert!(attached);
         self.point_bias_at(0);
-        Ok(previous)
+        Ok((previous, layout.len))
+    }
+
+    /// The header's word at `offset`, if the object has a region.
+    fn header_word(&self, offset: usize) -> Option<&AtomicU64> {
+        let region = self.region();
+        // SAFETY: the region's header, valid for good (type invariant of
+        // `Epochs`), whose words are 8-byte aligned (the region is
+        // page-aligned and `Header` is `repr(C)` of `u64`s and 8-byte
+        // multiples).
+        (!region.is_null()).then(|| unsafe { AtomicU64::from_ptr(region.add(offset).cast()) })
     }
 
     /// Copies the image's counters into the boot-time counts again, once
     /// no code that loaded the bias before [`Self::persist_in`] can run
     /// any more (the kernel's: the rest of `start_kernel()`, up to
-    /// `rest_init()`), so that those updates are in every profile too.
-    /// Nothing without a region. Before any reader of the object.
-    pub fn settle_boot_counts(&self) {
-        let base = self.epochs.base.load(Ordering::Acquire);
-        if base.is_null() {
+    /// `rest_init()`), so that those updates are in every profile too;
+    /// and records `now` (seconds since 1970) as when the runtime
+    /// started. Nothing without a region. Before any reader of the
+    /// object.
+    pub fn settle_boot_counts(&self, now: u64) {
+        let Some(boot) = self.boot_counts() else {
             return;
+        };
+        for (k, count) in boot.iter().enumerate() {
+            count.store(self.image_count(k), Ordering::Relaxed);
         }
-        for k in 0..self.sections().counters.len() / 8 {
-            // SAFETY: `base` holds one count per counter, valid for good
-            // (type invariant of `Epochs`); the image's counters are
-            // 8-byte aligned words (`relocatable`).
-            unsafe {
-                let image =
-                    AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k));
-                (*base.add(k)).store(image.load(Ordering::Relaxed), Ordering::Relaxed);
-            }
+        if let Some(started) = self.header_word(core::mem::offset_of!(Header, started)) {
+            started.store(now, Ordering::Relaxed);
         }
     }
 
-    /// Marks in the region how this boot ends; nothing without one. Takes
-    /// no lock: from a panic notifier too.
-    pub fn mark_end(&self, end: End) {
-        let region = self.epochs.region.load(Ordering::Acquire);
-        if region.is_null() {
-            return;
+    /// Counter `k` of the image (below the number of counters).
+    fn image_count(&self, k: usize) -> u64 {
+        // SAFETY: the image's counters are 8-byte aligned words
+        // (`relocatable`), `k` is below their number, and they are
+        // written only by instrumented code and atomics (contract of
+        // `ProfiledObject::new`).
+        unsafe {
+            AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k))
+                .load(Ordering::Relaxed)
         }
-        // SAFETY: the region's header, valid for good (`persist_in`),
-        // whose `end` word is 8-byte aligned (the region is page-aligned
-        // and `Header` is `repr(C)`).
-        let word =
-            unsafe { AtomicU64::from_ptr(region.add(core::mem::offset_of!(Header, end)).cast()) };
-        word.store(end.word(), Ordering::Relaxed);
+    }
+
+    /// Marks in the region how this boot ends, and when (`now`, seconds
+    /// since 1970); nothing without one. Takes no lock: from a panic
+    /// notifier too.
+    pub fn mark_end(&self, end: End, now: u64) {
+        if let Some(ended) = self.header_word(core::mem::offset_of!(Header, ended)) {
+            ended.store(now, Ordering::Relaxed);
+        }
+        if let Some(word) = self.header_word(core::mem::offset_of!(Header, end)) {
+            word.store(end.word(), Ordering::Relaxed);
+        }
     }
 
     /// Whether the previous boot's profile is served.
     pub fn has_previous(&self) -> bool {
-        !self.epochs.previous.load(Ordering::Acquire).is_null()
+        self.previous_counts().is_some()
     }
 
     /// The previous boot's count `k` since its last reset.
     pub(crate) fn previous_count(&self, k: usize) -> Option<u64> {
-        let previous = self.epochs.previous.load(Ordering::Acquire);
-        if previous.is_null() || k >= self.sections().counters.len() / 8 {
-            return None;
-        }
-        // SAFETY: one count per counter, valid for good and never written
-        // again (type invariant of `Epochs`).
-        Some(unsafe { (*previous.add(k)).load(Ordering::Relaxed) })
+        Some(self.previous_counts()?.get(k)?.load(Ordering::Relaxed))
     }
 
     /// The persistence figures.
     pub fn persist_figures(&self) -> PersistFigures {
-        let base = self.epochs.base.load(Ordering::Acquire);
-        let mut boot_late = 0u64;
-        if !base.is_null() {
-            for k in 0..self.sections().counters.len() / 8 {
-                // SAFETY: as in `settle_boot_counts`.
-                unsafe {
-                    let image =
-                        AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k));
-                    boot_late = boot_late.wrapping_add(
-                        image
-                            .load(Ordering::Relaxed)
-                            .wrapping_sub((*base.add(k)).load(Ordering::Relaxed)),
-                    );
-                }
-            }
-        }
+        let boot = self.boot_counts();
+        let boot_late = boot.map_or(0, |boot| {
+            boot.iter().enumerate().fold(0u64, |late, (k, count)| {
+                late.wrapping_add(
+                    self.image_count(k)
+                        .wrapping_sub(count.load(Ordering::Relaxed)),
+                )
+            })
+        });
         PersistFigures {
-            persisted: !base.is_null(),
-            previous: self.counts_computed(Counts::Previous),
+            persisted: boot.is_some(),
+            previous: self.has_previous(),
             boot_late,
         }
     }

@@ -235,7 +235,8 @@ unsafe impl Sync for PageRef {}
 
 impl PageRef {
     /// A reference to the page of kernel memory at `address`: vmlinux's
-    /// image or module memory (`ENXIO` for anything else). It keeps the
+    /// image, module memory or the direct map (`ENXIO` for anything
+    /// else). It keeps the
     /// page after the memory is freed (a module's, at its unload).
     ///
     /// # Safety

@@ -83,9 +83,10 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
                         for nth in 0..live.len() {
                             let address = pages.memory + nth * PAGE_SIZE;
                             // SAFETY: a page of `pages`, inside this
-                            // object's counter pages or spare set
-                            // (`pages_of_current_set`), which `section`
-                            // keeps mapped.
+                            // object's counter pages, spare set or a set
+                            // in its region (`pages_of_current_set`),
+                            // which `section` keeps mapped (a region for
+                            // good).
                             let page = unsafe { PageRef::of_memory(address) }?;
                             // Within the capacity: no allocation here.
                             live_pages.push(page, GFP_NOWAIT)?;

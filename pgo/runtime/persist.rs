@@ -13,32 +13,29 @@
 //! previous kernel's counts since its last reset, if it was this build,
 //! without value data (value profiles are not kept).
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 
 use kernel::prelude::*;
 
 use super::kernel_api::SnapshotSource;
 use super::objects::vmlinux;
 use super::snapshot::pause_if;
-use crate::profile::persist::{End, PersistError, Previous, RegionLayout};
+use crate::profile::persist::{BuildId, End, PersistError, Previous};
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink};
 use crate::profile::writer::{first_build_id, write_previous};
 
 /// The size of the pages a region is laid out in: the live files'.
 const PAGE_SIZE: usize = kernel::page::PAGE_SIZE;
 
-/// A build id for the log.
-struct Hex<'a>(&'a [u8]);
-
-impl core::fmt::Display for Hex<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
-    }
+extern "C" {
+    fn kpgo_flush_range(start: *mut c_void, len: usize);
+    fn kpgo_wall_seconds() -> u64;
 }
 
 /// Moves vmlinux's counters into the `len` bytes at `region` (physical
 /// address `phys`, the `reserve_mem=` region `name`), logging what the
-/// region held; 0, or a negative errno and nothing changed.
+/// region held; the bytes it uses, or a negative errno and nothing
+/// changed.
 ///
 /// # Safety
 ///
@@ -52,23 +49,24 @@ unsafe extern "C" fn kpgo_persist_counters(
     len: usize,
     phys: u64,
     name: *const kernel::ffi::c_char,
-) -> c_int {
+) -> core::ffi::c_long {
     // SAFETY: the caller's NUL-terminated name.
     let name = unsafe { CStr::from_char_ptr(name) };
     let object = vmlinux();
-    let this = Hex(first_build_id(object).unwrap_or(&[]));
+    let this = BuildId::of(first_build_id(object).unwrap_or(&[]));
+    // SAFETY: any bytes of the caller's region.
+    let flush = |start: *mut u8, len: usize| unsafe { kpgo_flush_range(start.cast(), len) };
     // SAFETY: the caller's region, used by nothing else; one CPU runs,
     // without interrupts, and nothing of the runtime ran yet.
-    match unsafe { object.persist_in(region.cast(), len, PAGE_SIZE) } {
+    match unsafe { object.persist_in(region.cast(), len, PAGE_SIZE, flush) } {
         Err(error) => {
             pr_err!("counters not kept in reserve_mem '{name}': {error}\n");
             match error {
-                PersistError::TooSmall { .. } => -(kernel::bindings::ENOSPC as c_int),
-                _ => -(kernel::bindings::EINVAL as c_int),
+                PersistError::TooSmall { .. } => -(kernel::bindings::ENOSPC as core::ffi::c_long),
+                _ => -(kernel::bindings::EINVAL as core::ffi::c_long),
             }
         }
-        Ok(previous) => {
-            let used = RegionLayout::of(object, PAGE_SIZE).map_or(0, |layout| layout.len);
+        Ok((previous, used)) => {
             pr_info!(
                 "counters kept in reserve_mem '{name}' at {phys:#x} ({len} bytes, {used} used)\n"
             );
@@ -77,14 +75,19 @@ unsafe extern "C" fn kpgo_persist_counters(
                     pr_info!("reserve_mem '{name}' held no profile of an earlier boot\n")
                 }
                 Previous::OtherBuild(id) => pr_warn!(
-                    "the profile in reserve_mem '{name}' is of build {id}, this kernel is {this}: not served\n"
+                    "the profile in reserve_mem '{name}' is of build {id}, this kernel is {this}: not served, replaced\n"
                 ),
-                Previous::Served { end, generation } => pr_info!(
-                    "previous boot's profile (build {this}, ended: {}, generation {generation}) in pgo/previous/vmlinux.profraw\n",
+                Previous::Served {
+                    end,
+                    generation,
+                    started,
+                    ended,
+                } => pr_info!(
+                    "previous boot's profile (build {this}, generation {generation}, started {started}, ended: {} at {ended}) in pgo/previous/vmlinux.profraw\n",
                     end.name()
                 ),
             }
-            0
+            used as core::ffi::c_long
         }
     }
 }
@@ -93,13 +96,16 @@ unsafe extern "C" fn kpgo_persist_counters(
 /// panic notifier (`panic` true) or the reboot notifier. Takes no lock.
 #[no_mangle]
 extern "C" fn kpgo_persist_mark_end(panic: bool) {
-    vmlinux().mark_end(if panic { End::Panic } else { End::Reboot });
+    // SAFETY: a C function without arguments or preconditions.
+    let now = unsafe { kpgo_wall_seconds() };
+    vmlinux().mark_end(if panic { End::Panic } else { End::Reboot }, now);
 }
 
 /// Completes the region's boot-time counts, from the runtime's initcall
 /// (see [`crate::profile::sections::ProfiledObject::settle_boot_counts`]).
 pub(crate) fn settle() {
-    vmlinux().settle_boot_counts();
+    // SAFETY: a C function without arguments or preconditions.
+    vmlinux().settle_boot_counts(unsafe { kpgo_wall_seconds() });
 }
 
 /// `previous/vmlinux.profraw`.

@@ -1252,9 +1252,11 @@ fn attach_vmlinux_baselines() -> Result {
 /// again (the directory is removed when it is dropped; a registry that was
 /// published stays, unused).
 pub(crate) fn init() -> Result {
-    attach_vmlinux_baselines()?;
+    // First: whatever fails below, the region gets the rest of the
+    // boot's counts.
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     super::persist::settle();
+    attach_vmlinux_baselines()?;
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     match super::epochs::attach_words(vmlinux()) {
         // Leaked: vmlinux's for good, and referenced from `VMLINUX` for
