@@ -264,18 +264,23 @@ impl ProfiledObject {
     /// The boot-time counts of an object whose sets are in a region.
     pub(crate) fn boot_counts(&self) -> Option<&[AtomicU64]> {
         let base = self.epochs.base.load(Ordering::Acquire);
+        if base.is_null() {
+            return None;
+        }
         // SAFETY: one count per counter, valid as long as the object
         // (type invariant of `Epochs`).
-        (!base.is_null())
-            .then(|| unsafe { core::slice::from_raw_parts(base, self.counter_words()) })
+        Some(unsafe { core::slice::from_raw_parts(base, self.counter_words()) })
     }
 
     /// The previous boot's counts, if a region kept them.
     pub(crate) fn previous_counts(&self) -> Option<&[AtomicU64]> {
         let previous = self.epochs.previous.load(Ordering::Acquire);
-        // SAFETY: as for `boot_counts`.
-        (!previous.is_null())
-            .then(|| unsafe { core::slice::from_raw_parts(previous, self.counter_words()) })
+        if previous.is_null() {
+            return None;
+        }
+        // SAFETY: one count per counter, valid as long as the object and
+        // written no more (type invariant of `Epochs`).
+        Some(unsafe { core::slice::from_raw_parts(previous, self.counter_words()) })
     }
 
     /// Attaches `words` unless the object has some already.

@@ -526,11 +526,14 @@ impl ProfiledObject {
     /// The header's word at `offset`, if the object has a region.
     fn header_word(&self, offset: usize) -> Option<&AtomicU64> {
         let region = self.region();
+        if region.is_null() {
+            return None;
+        }
         // SAFETY: the region's header, valid for good (type invariant of
         // `Epochs`), whose words are 8-byte aligned (the region is
         // page-aligned and `Header` is `repr(C)` of `u64`s and 8-byte
         // multiples).
-        (!region.is_null()).then(|| unsafe { AtomicU64::from_ptr(region.add(offset).cast()) })
+        Some(unsafe { AtomicU64::from_ptr(region.add(offset).cast()) })
     }
 
     /// Copies the image's counters into the boot-time counts again, once
