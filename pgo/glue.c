@@ -98,6 +98,7 @@ static int __init kpgo_persist_setup(char *name)
 	}
 	return 1;
 }
+__setup("kpgo_persist=", kpgo_persist_setup);
 
 /*
  * Writes [start, start + len) of the region back to memory from every
@@ -122,7 +123,6 @@ u64 kpgo_wall_seconds(void)
 {
 	return ktime_get_real_seconds();
 }
-__setup("kpgo_persist=", kpgo_persist_setup);
 
 static struct notifier_block kpgo_persist_panic_block;
 

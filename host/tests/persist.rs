@@ -163,8 +163,8 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
     );
     assert_eq!(
         flushed,
-        [(0, PAGE), (0, needed())],
-        "the cleared header is flushed before the rest is written, then the whole"
+        [(0, PAGE), (PAGE, needed() - PAGE), (0, PAGE)],
+        "the cleared header reaches memory first, then the areas, then the new header"
     );
     assert!(object.has_epochs() && !object.has_previous());
     assert_ne!(first.bias(), 0, "the bias points into the region");

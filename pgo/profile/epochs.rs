@@ -45,7 +45,7 @@ pub const WORDS_PER_COUNTER: usize = 3;
 /// # Invariants
 ///
 /// `words` is null, or (set once, by [`ProfiledObject::attach_epoch_words`]
-/// or [`ProfiledObject::persist_in`]) points to `WORDS_PER_COUNTER`
+/// or [`ProfiledObject::attach_region`]) points to `WORDS_PER_COUNTER`
 /// zero-initialised `AtomicU64` per counter of the object, valid as long
 /// as the object, that only this module and `persist` access; and then
 /// the object has 8-byte counters and a bias word, and its two sets (see
@@ -220,20 +220,24 @@ impl ProfiledObject {
         relocatable(self) && fits && unsafe { self.attach_words_once(words) }
     }
 
-    /// Moves the object's sets into a region (`persist`): `sets`, of
-    /// counter-page length, with `base`, one boot-time count per counter
-    /// read as part of set 0's, `previous`, one count per counter or
-    /// null, and `words`, the epochs' words; `region` is its header. False,
-    /// and nothing changes, if the object has epoch words or a region
-    /// already.
+    /// Moves the object's sets into a region (`persist`): `sets`, with
+    /// `base`, the boot-time counts read as part of set 0's, `previous`,
+    /// the previous boot's counts (or null), and `words`, the epochs'
+    /// words; `region` is its header. False, and nothing changes, if the
+    /// object has epoch words or a region already.
     ///
     /// # Safety
     ///
-    /// All are valid for good, 8-byte aligned, and share no byte with each
-    /// other or any range of the object; nothing but this object accesses
-    /// them from now on, and nothing writes `previous` any more; the
-    /// object is [`relocatable`]; no other function of the object runs
-    /// concurrently.
+    /// - Each of `sets` is as long as the object's counter pages; `base`
+    ///   and a non-null `previous` hold one `u64` per counter; `words`
+    ///   holds `WORDS_PER_COUNTER` zeroed `u64` per counter; `region` is
+    ///   at least as long as the persist header (`persist::Header`).
+    /// - All are valid for good, 8-byte aligned, and share no byte with
+    ///   each other or any range of the object; nothing but this object
+    ///   accesses them from now on, and nothing writes `previous` any
+    ///   more.
+    /// - The object is [`relocatable`], and no other function of it runs
+    ///   concurrently.
     pub(crate) unsafe fn attach_region(
         &self,
         region: *mut u8,
@@ -252,7 +256,9 @@ impl ProfiledObject {
         self.epochs.base.store(base, Ordering::Release);
         self.epochs.previous.store(previous, Ordering::Release);
         self.epochs.region.store(region, Ordering::Release);
-        // SAFETY: the caller's words; the sets are checked by the caller.
+        // SAFETY: the caller's zeroed words, `WORDS_PER_COUNTER` per
+        // counter; the sets are as `attach_words_once` asks (the caller's
+        // contract).
         unsafe { self.attach_words_once(words) }
     }
 

@@ -393,8 +393,8 @@ impl ProfiledObject {
     /// The counts so far (the image's) become the boot-time part of set 0
     /// (`boot`). The previous boot's profile is kept (in `previous`) if
     /// its header is whole and of this layout and build; then the header
-    /// is cleared (and flushed), every other area zeroed and the header
-    /// rewritten (and the region flushed). On an error, nothing was
+    /// is cleared and flushed, every other area written and flushed, and
+    /// the header rewritten and flushed. On an error, nothing was
     /// written.
     ///
     /// # Safety
@@ -426,7 +426,11 @@ impl ProfiledObject {
             || (region as usize) % page_size != 0
             || !apart_from_the_rest(
                 sections,
-                &[&SectionRange::from_len(region, len), &sections.counter_bias],
+                &[
+                    &SectionRange::from_len(region, len),
+                    &sections.counter_bias,
+                    &sections.spare_counters,
+                ],
             )
         {
             return Err(PersistError::BadRegion);
@@ -494,17 +498,23 @@ impl ProfiledObject {
                 area(layout.boot),
                 n,
             );
+            // The areas reach memory before the header that makes them
+            // a profile.
+            flush(region.add(page_size), layout.len - page_size);
             let header = Header {
                 end: End::Running.word(),
                 ..Header::of(self, id, page_size, generation)
             };
             ptr::write(region.cast::<Header>(), header);
-            flush(region, layout.len);
+            flush(region, page_size);
         }
-        // SAFETY: the areas of the region, the caller's, page-aligned,
-        // apart from each other (`layout`) and from the object (checked
-        // above); `previous` is written no more; the sets are of
-        // counter-page length and the words zeroed.
+        // SAFETY: the areas of the region, the caller's for good,
+        // page-aligned, apart from each other (`layout`) and from every
+        // range of the object (checked above), of the lengths
+        // `RegionLayout` gives: the sets of counter-page length, one word
+        // per counter for the boot-time and previous counts, three for
+        // the words, zeroed above; `previous` is written no more; the
+        // header page is as long as a `Header` (checked above).
         let attached = unsafe {
             self.attach_region(
                 region,
