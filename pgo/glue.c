@@ -35,6 +35,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/percpu.h>
 #include <linux/pgtable.h>
 #include <linux/zlib.h>
 
@@ -54,6 +55,26 @@ static int __init kpgo_initcall(void)
 	return kpgo_init();
 }
 fs_initcall(kpgo_initcall);
+
+#ifdef CONFIG_PGO_CLANG_SAMPLING
+/*
+ * The state of sampled instrumentation: where each CPU is in its period,
+ * advanced by every counter update of instrumented C code, which reaches
+ * it through %gs (sampling.h) as the running CPU's copy. Written on every
+ * update of its CPU only: with the per-CPU variables that each start a
+ * cache line, so that no other CPU reading a neighbour takes the line
+ * away. Modules' code refers to it too.
+ */
+DEFINE_PER_CPU_ALIGNED(u16, __llvm_profile_sampling);
+EXPORT_PER_CPU_SYMBOL(__llvm_profile_sampling);
+
+/* The period and how many updates of each one are recorded, for stats. */
+u32 kpgo_sampling_rate(u32 *recorded)
+{
+	*recorded = CONFIG_PGO_CLANG_SAMPLING_BURST;
+	return CONFIG_PGO_CLANG_SAMPLING_PERIOD;
+}
+#endif
 
 #ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION
 /*

@@ -31,6 +31,11 @@ void kpgo_flush_range(void *start, size_t len);
 u64 kpgo_wall_seconds(void);
 #endif
 
+#ifdef CONFIG_PGO_CLANG_SAMPLING
+/* C: glue.c. The sampled share of counter updates, for stats. */
+u32 kpgo_sampling_rate(u32 *recorded);
+#endif
+
 /* C: glue.c, called by runtime/kernel_api.rs. */
 void kpgo_cond_resched(void);
 bool kpgo_fatal_signal_pending(void);

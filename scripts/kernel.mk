@@ -110,6 +110,26 @@ kernel-reloc:
 check-reloc: kernel-reloc
 	$(KPGO_REPO)/tests/kernel/reloc.sh
 
+# The test kernel with sampled instrumentation
+# (scripts/configs/sampling.config), in KPGO_BUILD/linux-sampled: it needs
+# LLVM 21 or later (kernel/pgo/Kconfig), so TOOLCHAIN=llvm-22.
+KPGO_KERNEL_TREE_SAMPLED := $(KPGO_BUILD)/linux-sampled
+.PHONY: kernel-sampled
+kernel-sampled:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_SAMPLED),$(KPGO_TEST_FRAGMENTS) --fragment \
+		$(KPGO_REPO)/scripts/configs/sampling.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_SAMPLED) $(KPGO_REPO)/scripts/kmake
+
+# tests/kernel/sampled.sh on that kernel, built first with
+# SAMPLED_TOOLCHAIN (default llvm-22): its build, a boot with known work,
+# the hooks walk and the module tests.  About 25 minutes on 2 cores with
+# a cold build, so out of make check.
+SAMPLED_TOOLCHAIN ?= llvm-22
+.PHONY: check-sampled
+check-sampled:
+	$(MAKE) -s kernel-sampled BASE=tinyconfig TOOLCHAIN=$(SAMPLED_TOOLCHAIN)
+	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/tests/kernel/sampled.sh
+
 # The lifecycle test kernel of make check: the test kernel of the default
 # base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault
 # injection), in build/linux-kasan.

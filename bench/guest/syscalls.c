@@ -9,9 +9,18 @@
  *                       an eighth as many to warm up, and prints "<name>
  *                       <operations> <guest nanoseconds>".
  *
+ * With --cpus N first, the same on each of CPUs 0 to N-1 at once: a
+ * process pinned to each (with its own pipes, echo process and files),
+ * which start every benchmark together; the lines then give the sum over
+ * the CPUs of operations per second, or of operations (and the longest
+ * CPU's nanoseconds).  The model counts each CPU's windows on its own.
+ *
  * Static, no dependencies.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,35 +115,60 @@ static const struct benchmark {
 	{ "write_devnull", op_write_devnull, 60000, start_5, end_5 },
 };
 
-static void run_model(const struct benchmark *b)
+#define BENCHMARKS (sizeof(benchmarks) / sizeof(benchmarks[0]))
+#define MAX_CPUS 64
+
+/*
+ * Shared by the workers (one per CPU): each benchmark's start barrier and
+ * each worker's result, operations and seconds.
+ */
+static struct shared {
+	_Atomic int arrived[BENCHMARKS];
+	struct {
+		double ops, seconds;
+	} result[BENCHMARKS][MAX_CPUS];
+} *shared;
+static int cpus = 1;
+
+/* Every worker waits for the others before benchmark B. */
+static void barrier(size_t b)
+{
+	atomic_fetch_add(&shared->arrived[b], 1);
+	while (atomic_load(&shared->arrived[b]) < cpus)
+		;
+}
+
+static void run_model(const struct benchmark *b, int cpu)
 {
 	double start;
 
 	for (long i = 0; i < b->model_ops / 8; i++)
 		b->op();
+	barrier(b - benchmarks);
 	start = seconds_now();
 	b->start();
 	for (long i = 0; i < b->model_ops; i++)
 		b->op();
 	b->end();
-	printf("%s %ld %.0f\n", b->name, b->model_ops,
-	       (seconds_now() - start) * 1e9);
-	fflush(stdout);
+	shared->result[b - benchmarks][cpu].ops = b->model_ops;
+	shared->result[b - benchmarks][cpu].seconds = seconds_now() - start;
 }
 
-static void run(const char *name, void (*op)(void), double seconds)
+static void run(const struct benchmark *b, int cpu, double seconds)
 {
-	double start = seconds_now(), now;
+	double start, now;
 	long n = 0;
 
+	barrier(b - benchmarks);
+	start = seconds_now();
 	do {
 		for (int i = 0; i < 64; i++)
-			op();
+			b->op();
 		n += 64;
 		now = seconds_now();
 	} while (now - start < seconds);
-	printf("%s %.0f\n", name, n / (now - start));
-	fflush(stdout);
+	shared->result[b - benchmarks][cpu].ops = n;
+	shared->result[b - benchmarks][cpu].seconds = now - start;
 }
 
 /* The other end of the pipe ping-pong. */
@@ -148,34 +182,90 @@ static void echo_pongs(void)
 	_exit(0);
 }
 
-int main(int argc, char **argv)
+/* One CPU's worker: every benchmark, from its own process on CPU. */
+static int worker(int cpu, bool model, double seconds)
 {
-	bool model = argc > 1 && !strcmp(argv[1], "--model");
-	double seconds = argc > 1 && !model ? atof(argv[1]) : 0.5;
-	int fd = open("/tmp/bench-file", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cpu_set_t set;
 	pid_t echo;
 
-	if (fd < 0 || write(fd, "kpgo benchmark file\n", 20) != 20)
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
 		return 1;
-	close(fd);
 	devnull = open("/dev/null", O_WRONLY);
 	if (devnull < 0 || pipe(ping) || pipe(pong))
 		return 1;
 	echo = fork();
 	if (echo == 0) {
-		/* Only the parent writes pings: EOF ends the echo. */
+		/* Only the worker writes pings: EOF ends the echo. */
 		close(ping[1]);
 		echo_pongs();
 	}
 	close(ping[0]);
 
-	for (size_t i = 0; i < sizeof(benchmarks) / sizeof(benchmarks[0]); i++)
+	for (size_t i = 0; i < BENCHMARKS; i++)
 		if (model)
-			run_model(&benchmarks[i]);
+			run_model(&benchmarks[i], cpu);
 		else
-			run(benchmarks[i].name, benchmarks[i].op, seconds);
+			run(&benchmarks[i], cpu, seconds);
 
 	close(ping[1]);
 	waitpid(echo, NULL, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int fd = open("/tmp/bench-file", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	pid_t workers[MAX_CPUS];
+	double seconds = 0.5;
+	bool model = false;
+	int status;
+
+	if (argc > 2 && !strcmp(argv[1], "--cpus")) {
+		cpus = atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
+	if (cpus < 1 || cpus > MAX_CPUS) {
+		fprintf(stderr, "syscalls: --cpus 1 to %d\n", MAX_CPUS);
+		return 2;
+	}
+	model = argc > 1 && !strcmp(argv[1], "--model");
+	if (argc > 1 && !model)
+		seconds = atof(argv[1]);
+	if (fd < 0 || write(fd, "kpgo benchmark file\n", 20) != 20)
+		return 1;
+	close(fd);
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return 1;
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		workers[cpu] = fork();
+		if (workers[cpu] == 0)
+			_exit(worker(cpu, model, seconds));
+		if (workers[cpu] < 0)
+			return 1;
+	}
+	for (int cpu = 0; cpu < cpus; cpu++)
+		if (waitpid(workers[cpu], &status, 0) != workers[cpu] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+
+	for (size_t i = 0; i < BENCHMARKS; i++) {
+		double ops = 0, rate = 0, longest = 0;
+
+		for (int cpu = 0; cpu < cpus; cpu++) {
+			ops += shared->result[i][cpu].ops;
+			rate += shared->result[i][cpu].ops / shared->result[i][cpu].seconds;
+			if (shared->result[i][cpu].seconds > longest)
+				longest = shared->result[i][cpu].seconds;
+		}
+		if (model)
+			printf("%s %.0f %.0f\n", benchmarks[i].name, ops, longest * 1e9);
+		else
+			printf("%s %.0f\n", benchmarks[i].name, rate);
+	}
 	return 0;
 }

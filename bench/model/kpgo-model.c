@@ -20,8 +20,23 @@
  *	kpgo-model window=ID insns=N l1i_misses=N ... cycles=N
  *
  * Arguments (-plugin kpgo-model.so,name=value,...): the parameters of
- * struct model_params, by the names in param_names[].  It refuses to run
- * with more than one vCPU: the structures are those of one core.
+ * struct model_params, by the names in param_names[].
+ *
+ * Several vCPUs (up to MAX_VCPUS; threads under qemu-x86_64) are cores of
+ * their own: each has its caches, iTLB and predictor, and counts its own
+ * windows, printed with its index (vcpu=N).  Shared between them is a
+ * directory of the cache lines written, by physical address (by virtual
+ * address under qemu-x86_64, where the threads share one address space):
+ * a vCPU's access to a line that another vCPU wrote and it has not read
+ * since is a transfer, as a coherence protocol would move the line from
+ * the writer's cache, and costs transfer_latency cycles.  What it cannot
+ * see: the order of accesses is QEMU's; with -icount QEMU runs the vCPUs
+ * in turn on one host thread, each for a slice of many instructions, so
+ * lines that two vCPUs write back and forth show only at the switches (a
+ * lower bound); without -icount (MTTCG) the vCPUs run in parallel host
+ * threads and interleave as the host schedules them, which is not
+ * repeatable.  A transfer does not evict the line from the other cores'
+ * modeled caches: its penalty stands for that miss.
  *
  * line_report=N (default 0, off) also prints, when a window ends, how many
  * distinct instruction cache lines the window fetched (its code
@@ -33,6 +48,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +72,8 @@ struct model_params {
 	/* Cycles: base per 1000 instructions, then per event. */
 	uint64_t base_milli_cpi, l2_latency, l3_latency;
 	uint64_t itlb2_latency, page_walk, mispredict, taken;
+	/* A cache line that another core wrote, from that core's cache. */
+	uint64_t transfer_latency;
 	/* Per 1000 repeats of a REP string instruction (fast strings). */
 	uint64_t rep_milli_cycles;
 	/* Report, not model: the lines with the most misses per window. */
@@ -64,7 +82,8 @@ struct model_params {
 
 /*
  * Zen 4 (the guide's figures; base_milli_cpi, itlb2_latency, page_walk,
- * taken, rep_milli_cycles and gshare_bits are assumptions).
+ * taken, rep_milli_cycles, gshare_bits and transfer_latency are
+ * assumptions).
  */
 static struct model_params params = {
 	.l1i_size = 32 << 10, .l1i_ways = 8,
@@ -75,6 +94,7 @@ static struct model_params params = {
 	.gshare_bits = 14,
 	.base_milli_cpi = 500, .l2_latency = 14, .l3_latency = 50,
 	.itlb2_latency = 7, .page_walk = 30, .mispredict = 13, .taken = 1,
+	.transfer_latency = 100,
 	.rep_milli_cycles = 62,
 };
 
@@ -96,11 +116,13 @@ static const struct {
 	{ "itlb2_latency", &params.itlb2_latency },
 	{ "page_walk", &params.page_walk },
 	{ "mispredict", &params.mispredict }, { "taken", &params.taken },
+	{ "transfer_latency", &params.transfer_latency },
 	{ "rep_milli_cycles", &params.rep_milli_cycles },
 	{ "line_report", &params.line_report },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_VCPUS 8
 #define LINE_SHIFT 6
 #define PAGE_SHIFT 12
 /* x86-64's kernel image, which Linux maps with 2 MiB pages. */
@@ -163,13 +185,13 @@ static bool tag_array_access(struct tag_array *a, uint64_t addr)
 struct counts {
 	uint64_t insns, rep_repeats, l1i_misses, l1d_accesses, l1d_misses;
 	uint64_t l2_misses, itlb_misses, itlb2_misses, taken, cond_branches;
-	uint64_t mispredicts;
+	uint64_t mispredicts, transfers;
 };
 
 static const char *const count_names[] = {
 	"insns", "rep_repeats", "l1i_misses", "l1d_accesses", "l1d_misses",
 	"l2_misses", "itlb_misses", "itlb2_misses", "taken", "cond_branches",
-	"mispredicts",
+	"mispredicts", "transfers",
 };
 
 enum block_end { END_NONE, END_COND, END_TRANSFER };
@@ -191,16 +213,33 @@ struct marker {
 };
 
 /*
- * The structures are fed all the time, so that a window starts with the
- * state the guest left; only a window's counts are printed.
+ * One core per vCPU, used by its vCPU's thread only.  The structures are
+ * fed all the time, so that a window starts with the state the guest left;
+ * only a window's counts are printed.
  */
-static struct tag_array l1i, l1d, l2, itlb, itlb2;
-static uint8_t *gshare;
-static uint64_t history;
-static bool active;
-static uint32_t window;
-static struct counts now;
-static const struct block *previous;
+struct core {
+	struct tag_array l1i, l1d, l2, itlb, itlb2;
+	uint8_t *gshare;
+	uint64_t history;
+	bool active;
+	uint32_t window;
+	struct counts now;
+	const struct block *previous;
+};
+static struct core cores[MAX_VCPUS];
+
+/*
+ * The lines written, shared by the cores: open addressing on the line
+ * number, one 64-bit word per line, updated with compare-and-swap (under
+ * MTTCG the vCPUs' threads run at once): the line number + 1 in the high
+ * 48 bits (0: an empty slot), the last writer's index in bits 8..15, and
+ * in bits 0..7 the cores that saw its last write (the writer, and who read
+ * the line since).  Only with more than one vCPU possible; a full table
+ * stops taking new lines and counts them (untracked, printed at exit).
+ */
+#define DIRECTORY_BITS 23
+static _Atomic uint64_t *directory;
+static _Atomic uint64_t directory_used, directory_untracked;
 
 /*
  * line_report's table of the lines a window fetched: open addressing on the
@@ -271,10 +310,10 @@ static void print_lines(uint32_t id)
 	}
 }
 
-static void miss_to_l2(uint64_t addr)
+static void miss_to_l2(struct core *c, uint64_t addr)
 {
-	if (!tag_array_access(&l2, addr))
-		now.l2_misses++;
+	if (!tag_array_access(&c->l2, addr))
+		c->now.l2_misses++;
 }
 
 /* The iTLB arrays hold page keys: 2 MiB pages of the kernel image apart. */
@@ -285,15 +324,15 @@ static uint64_t page_key(uint64_t addr)
 	return addr >> PAGE_SHIFT;
 }
 
-static void fetch_page(uint64_t addr)
+static void fetch_page(struct core *c, uint64_t addr)
 {
 	uint64_t key = page_key(addr);
 
-	if (tag_array_access(&itlb, key))
+	if (tag_array_access(&c->itlb, key))
 		return;
-	now.itlb_misses++;
-	if (!tag_array_access(&itlb2, key))
-		now.itlb2_misses++;
+	c->now.itlb_misses++;
+	if (!tag_array_access(&c->itlb2, key))
+		c->now.itlb2_misses++;
 }
 
 /*
@@ -302,7 +341,7 @@ static void fetch_page(uint64_t addr)
  * branch is an interrupt or exception: no branch outcome (an indirect
  * branch's can not be told from one, and counts as taken).
  */
-static void resolve_exit(const struct block *prev, uint64_t next)
+static void resolve_exit(struct core *c, const struct block *prev, uint64_t next)
 {
 	bool taken = next != prev->fallthrough;
 
@@ -310,61 +349,124 @@ static void resolve_exit(const struct block *prev, uint64_t next)
 	    (prev->target && taken && next != prev->target))
 		return;
 	if (taken)
-		now.taken++;
+		c->now.taken++;
 	if (prev->end == END_COND) {
 		uint64_t mask = (1ull << params.gshare_bits) - 1;
-		uint8_t *counter = &gshare[((prev->branch_pc >> 1) ^ history) & mask];
+		uint8_t *counter = &c->gshare[((prev->branch_pc >> 1) ^ c->history) & mask];
 
-		now.cond_branches++;
+		c->now.cond_branches++;
 		if ((*counter >= 2) != taken)
-			now.mispredicts++;
+			c->now.mispredicts++;
 		if (taken && *counter < 3)
 			(*counter)++;
 		else if (!taken && *counter > 0)
 			(*counter)--;
-		history = ((history << 1) | taken) & mask;
+		c->history = ((c->history << 1) | taken) & mask;
 	}
 }
 
 static void block_exec(unsigned int vcpu, void *udata)
 {
+	struct core *c = &cores[vcpu];
 	const struct block *b = udata;
 	uint64_t page = UINT64_MAX;
 
 	/* QEMU runs a REP string instruction again for each repeat. */
-	if (b->rep_first && previous && previous->branch_pc == b->start &&
-	    previous->end == END_NONE) {
-		now.rep_repeats++;
-		previous = b;
+	if (b->rep_first && c->previous && c->previous->branch_pc == b->start &&
+	    c->previous->end == END_NONE) {
+		c->now.rep_repeats++;
+		c->previous = b;
 		return;
 	}
-	if (previous)
-		resolve_exit(previous, b->start);
-	previous = b;
-	now.insns += b->insns;
+	if (c->previous)
+		resolve_exit(c, c->previous, b->start);
+	c->previous = b;
+	c->now.insns += b->insns;
 	for (uint32_t i = 0; i < b->lines; i++) {
 		if (b->line[i] >> PAGE_SHIFT != page) {
 			page = b->line[i] >> PAGE_SHIFT;
-			fetch_page(b->line[i]);
+			fetch_page(c, b->line[i]);
 		}
-		bool hit = tag_array_access(&l1i, b->line[i]);
+		bool hit = tag_array_access(&c->l1i, b->line[i]);
 
 		if (!hit) {
-			now.l1i_misses++;
-			miss_to_l2(b->line[i]);
+			c->now.l1i_misses++;
+			miss_to_l2(c, b->line[i]);
 		}
-		if (line_table && active)
+		/* One table: the first vCPU's windows (line_report). */
+		if (line_table && c->active && vcpu == 0)
 			line_record(b->line[i], !hit);
+	}
+}
+
+/*
+ * Core VCPU reads or writes LINE: whether that is a transfer (another core
+ * wrote the line last, and this one has not seen that write).
+ */
+static bool directory_access(unsigned int vcpu, uint64_t line, bool store)
+{
+	const uint64_t mask = (1ull << DIRECTORY_BITS) - 1;
+	const uint64_t key = (line + 1) << 16, me = 1ull << vcpu;
+	uint64_t i = (line * 0x9e3779b97f4a7c15ull) >> (64 - DIRECTORY_BITS);
+
+	for (;; i = (i + 1) & mask) {
+		uint64_t old = atomic_load_explicit(&directory[i], memory_order_relaxed);
+
+		if (!old) {
+			/* A line never written: nothing to see, or its first writer. */
+			if (!store)
+				return false;
+			if (atomic_fetch_add_explicit(&directory_used, 1, memory_order_relaxed) >=
+			    mask / 4 * 3) {
+				atomic_fetch_add_explicit(&directory_used, -1, memory_order_relaxed);
+				atomic_fetch_add_explicit(&directory_untracked, 1,
+							  memory_order_relaxed);
+				return false;
+			}
+			if (atomic_compare_exchange_strong(&directory[i], &old,
+							   key | (uint64_t)vcpu << 8 | me))
+				return false;
+			atomic_fetch_add_explicit(&directory_used, -1, memory_order_relaxed);
+			/* Taken meanwhile, maybe by this line: look at it again. */
+			i = (i - 1) & mask;
+			continue;
+		}
+		if ((old & ~0xffffull) != key)
+			continue;
+		for (;;) {
+			bool seen = old & me;
+			uint64_t new = store ? key | (uint64_t)vcpu << 8 | me : old | me;
+
+			if (new == old)
+				return false;
+			if (atomic_compare_exchange_weak(&directory[i], &old, new))
+				return !seen;
+		}
 	}
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		       uint64_t vaddr, void *udata)
 {
-	now.l1d_accesses++;
-	if (!tag_array_access(&l1d, vaddr)) {
-		now.l1d_misses++;
-		miss_to_l2(vaddr);
+	struct core *c = &cores[vcpu];
+
+	c->now.l1d_accesses++;
+	if (!tag_array_access(&c->l1d, vaddr)) {
+		c->now.l1d_misses++;
+		miss_to_l2(c, vaddr);
+	}
+	if (directory) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+		uint64_t addr = vaddr;
+
+		if (hw) {
+			if (qemu_plugin_hwaddr_is_io(hw))
+				return;
+			addr = qemu_plugin_hwaddr_phys_addr(hw);
+		}
+		if (directory_access(vcpu, addr >> LINE_SHIFT,
+				     qemu_plugin_mem_is_store(info)))
+			c->now.transfers++;
 	}
 }
 
@@ -376,14 +478,15 @@ static uint64_t cycles(const struct counts *c)
 	       c->l2_misses * params.l3_latency +
 	       c->itlb_misses * params.itlb2_latency +
 	       c->itlb2_misses * params.page_walk +
-	       c->mispredicts * params.mispredict + c->taken * params.taken;
+	       c->mispredicts * params.mispredict + c->taken * params.taken +
+	       c->transfers * params.transfer_latency;
 }
 
-static void print_window(uint32_t id, const struct counts *c)
+static void print_window(uint32_t id, unsigned int vcpu, const struct counts *c)
 {
 	const uint64_t *values = (const uint64_t *)c;
 	char line[512];
-	int n = snprintf(line, sizeof(line), "kpgo-model window=%u", id);
+	int n = snprintf(line, sizeof(line), "kpgo-model window=%u vcpu=%u", id, vcpu);
 
 	for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
 		n += snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64,
@@ -394,24 +497,25 @@ static void print_window(uint32_t id, const struct counts *c)
 
 static void marker_exec(unsigned int vcpu, void *udata)
 {
+	struct core *c = &cores[vcpu];
 	const struct marker *m = udata;
 
 	if (!m->end) {
 		/* Count from here: what follows the marker in its block. */
-		memset(&now, 0, sizeof(now));
-		now.insns = m->insns_after;
-		window = m->id;
-		active = true;
-		if (line_table) {
+		memset(&c->now, 0, sizeof(c->now));
+		c->now.insns = m->insns_after;
+		c->window = m->id;
+		c->active = true;
+		if (line_table && vcpu == 0) {
 			memset(line_table, 0, sizeof(*line_table) << LINE_TABLE_BITS);
 			lines_fetched = lines_untracked = 0;
 		}
-	} else if (active && m->id == window) {
+	} else if (c->active && m->id == c->window) {
 		/* Its block was counted whole: not what follows the marker. */
-		now.insns -= m->insns_after;
-		active = false;
-		print_window(m->id, &now);
-		if (line_table)
+		c->now.insns -= m->insns_after;
+		c->active = false;
+		print_window(m->id, vcpu, &c->now);
+		if (line_table && vcpu == 0)
 			print_lines(m->id);
 	}
 }
@@ -579,13 +683,44 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 }
 
-/* qemu-x86_64 makes a vCPU per guest thread: one core cannot model two. */
+/* qemu-x86_64 makes a vCPU per guest thread. */
 static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
 {
-	if (vcpu_index > 0) {
-		fprintf(stderr, "kpgo-model: models one core; the guest started a second vCPU or thread\n");
+	if (vcpu_index >= MAX_VCPUS) {
+		fprintf(stderr, "kpgo-model: models at most %d cores; the guest started vCPU or thread %u\n",
+			MAX_VCPUS, vcpu_index + 1);
 		exit(1);
 	}
+}
+
+static void report_untracked(qemu_plugin_id_t id, void *udata)
+{
+	char line[128];
+
+	if (!directory)
+		return;
+	snprintf(line, sizeof(line), "kpgo-model directory lines=%" PRIu64
+		 " untracked=%" PRIu64 "\n", (uint64_t)directory_used,
+		 (uint64_t)directory_untracked);
+	qemu_plugin_outs(line);
+}
+
+static bool core_init(struct core *c)
+{
+	if (!tag_array_init(&c->l1i, params.l1i_size >> LINE_SHIFT, params.l1i_ways, LINE_SHIFT) ||
+	    !tag_array_init(&c->l1d, params.l1d_size >> LINE_SHIFT, params.l1d_ways, LINE_SHIFT) ||
+	    !tag_array_init(&c->l2, params.l2_size >> LINE_SHIFT, params.l2_ways, LINE_SHIFT) ||
+	    !tag_array_init(&c->itlb, params.itlb_entries, params.itlb_entries, 0) ||
+	    !tag_array_init(&c->itlb2, params.itlb2_entries, params.itlb2_ways, 0))
+		return false;
+	c->gshare = malloc(1ull << params.gshare_bits);
+	if (!c->gshare) {
+		fprintf(stderr, "kpgo-model: out of memory\n");
+		abort();
+	}
+	/* Weakly taken. */
+	memset(c->gshare, 2, 1ull << params.gshare_bits);
+	return true;
 }
 
 static void print_params(void)
@@ -635,9 +770,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			info->target_name);
 		return -1;
 	}
-	if (info->system_emulation && info->system.max_vcpus != 1) {
-		fprintf(stderr, "kpgo-model: models one core; run with -smp 1 (not %d)\n",
-			info->system.max_vcpus);
+	int vcpus = info->system_emulation ? info->system.max_vcpus : MAX_VCPUS;
+
+	if (vcpus > MAX_VCPUS) {
+		fprintf(stderr, "kpgo-model: models at most %d cores; run with -smp %d or fewer (not %d)\n",
+			MAX_VCPUS, MAX_VCPUS, vcpus);
 		return -1;
 	}
 	if (parse_args(argc, argv))
@@ -647,20 +784,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "kpgo-model: cache sizes must be multiples of 64, kernel_page_shift 12..30\n");
 		return -1;
 	}
-	if (params.gshare_bits < 1 || params.gshare_bits > 24 ||
-	    !tag_array_init(&l1i, params.l1i_size >> LINE_SHIFT, params.l1i_ways, LINE_SHIFT) ||
-	    !tag_array_init(&l1d, params.l1d_size >> LINE_SHIFT, params.l1d_ways, LINE_SHIFT) ||
-	    !tag_array_init(&l2, params.l2_size >> LINE_SHIFT, params.l2_ways, LINE_SHIFT) ||
-	    !tag_array_init(&itlb, params.itlb_entries, params.itlb_entries, 0) ||
-	    !tag_array_init(&itlb2, params.itlb2_entries, params.itlb2_ways, 0)) {
-		fprintf(stderr, "kpgo-model: bad sizes (sets must be a power of two, gshare_bits 1..24)\n");
-		return -1;
+	for (int i = 0; i < vcpus; i++) {
+		if (params.gshare_bits < 1 || params.gshare_bits > 24 || !core_init(&cores[i])) {
+			fprintf(stderr, "kpgo-model: bad sizes (sets must be a power of two, gshare_bits 1..24)\n");
+			return -1;
+		}
 	}
-	gshare = malloc(1ull << params.gshare_bits);
-	if (!gshare)
-		return -1;
-	/* Weakly taken. */
-	memset(gshare, 2, 1ull << params.gshare_bits);
+	if (vcpus > 1) {
+		directory = calloc(1ull << DIRECTORY_BITS, sizeof(*directory));
+		if (!directory)
+			return -1;
+		qemu_plugin_register_atexit_cb(id, report_untracked, NULL);
+	}
 	if (params.line_report) {
 		line_table = calloc(1ull << LINE_TABLE_BITS, sizeof(*line_table));
 		if (!line_table)

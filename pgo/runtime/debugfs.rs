@@ -35,7 +35,8 @@
 //!   runtime modules_live=N modules_profiled=N modules_refused=N \
 //!     descriptors=N descriptor_bytes=N map_tables=N map_bytes=N \
 //!     entries=N entry_bytes=N kept_profiles=N kept_bytes=N \
-//!     kept_limit_bytes=N name_index_bytes=N
+//!     kept_limit_bytes=N name_index_bytes=N \
+//!     [sampling_period=N sampling_recorded=N] [epochs=N ...]
 //!   object=<name> state=live|unloaded functions=N counters=N \
 //!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
 //!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N
@@ -58,6 +59,11 @@
 //!   the unloads merged into them, `lost_profiles` those that were not
 //!   (the limit, no memory). An unloaded module's line has the figures of
 //!   its last load.
+//!   With sampled instrumentation, `sampling_period` and
+//!   `sampling_recorded` say how many of a CPU's counter updates in C
+//!   code the counts record: `sampling_recorded` of every
+//!   `sampling_period` (Rust code records all of them). With counter
+//!   relocation, the keys from `epochs` on (`epochs` and `persist`).
 //!
 //! The files carry kernel addresses, hence root only.
 

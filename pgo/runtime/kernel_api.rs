@@ -787,6 +787,20 @@ pub(crate) fn reschedule_point() {
     unsafe { kpgo_cond_resched() };
 }
 
+/// With sampled instrumentation: the period, and how many updates of each
+/// period the compiled code records (`glue.c`).
+#[cfg(CONFIG_PGO_CLANG_SAMPLING)]
+pub(crate) fn sampling_rate() -> (u32, u32) {
+    extern "C" {
+        fn kpgo_sampling_rate(recorded: *mut u32) -> u32;
+    }
+    let mut recorded = 0;
+    // SAFETY: `recorded` is a valid, writable `u32` for the call, which only
+    // stores to it.
+    let period = unsafe { kpgo_sampling_rate(&mut recorded) };
+    (period, recorded)
+}
+
 /// Waits until no counter update that loaded a bias from before the call
 /// is still under way, except in an activation that sleeps in a call
 /// (`glue.c`). Only where the caller may sleep.

@@ -733,6 +733,14 @@ impl Registry {
             figure(&KEPT_BYTES),
             super::callees::name_index_bytes(),
         )?;
+        #[cfg(CONFIG_PGO_CLANG_SAMPLING)]
+        {
+            let (period, recorded) = super::kernel_api::sampling_rate();
+            write!(
+                out,
+                " sampling_period={period} sampling_recorded={recorded}"
+            )?;
+        }
         #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
         {
             let persist = vmlinux().persist_figures();

@@ -51,7 +51,9 @@ seconds() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'
 mkdir -p "$moddir" "$guest_bin"
 cp -p "$here/modules/pgo_scale.c" "$here/modules/pgo_hookbench.c" \
 	"$here/modules/pgo_test_race.c" "$here/modules/pgo_test_a.c" "$moddir/"
-echo "obj-m += pgo_scale.o pgo_hookbench.o pgo_test_race.o pgo_test_a.o" >"$moddir/Kbuild.new"
+# Exact counts: fully instrumented on a sampled kernel too.
+printf 'obj-m += pgo_scale.o pgo_hookbench.o pgo_test_race.o pgo_test_a.o\nPGO_SAMPLING := n\n' \
+	>"$moddir/Kbuild.new"
 cmp -s "$moddir/Kbuild.new" "$moddir/Kbuild" || mv "$moddir/Kbuild.new" "$moddir/Kbuild"
 rm -f "$moddir/Kbuild.new"
 "$root/scripts/kmake" -s M="$moddir" modules >"$moddir/build.log" 2>&1 ||

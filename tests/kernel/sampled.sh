@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel built with sampled instrumentation (make kernel-sampled: the
+# test kernel + CONFIG_PGO_CLANG_SAMPLING, in KPGO_BUILD/linux-sampled;
+# LLVM 21 or later, so make check-sampled builds and tests it with
+# TOOLCHAIN=llvm-22):
+#   - nothing in vmlinux or a module refers to thread-local storage, and
+#     the build check that refuses it (scripts/pgo-check-tls.sh) fails on
+#     an object compiled without kernel/pgo/sampling.h;
+#   - every access to the sampling state is %gs-relative, to the one
+#     per-CPU __llvm_profile_sampling, which vmlinux exports; Rust
+#     functions and C objects with PGO_SAMPLING := n have counters but no
+#     sampling; no function keeps its frame base in %rbx (LLVM before
+#     21 made entry allocas dynamic, so, and put_user() clobbers %rbx);
+#   - booted (2 CPUs): stats give the period and the recorded updates;
+#     the profiles merge; getpid's count after N calls, and the counts
+#     and value profile of a sampled module's loop, are N times the
+#     recorded share (within 25%), while the same module fully
+#     instrumented counts exactly N; its loop costs less sampled; a
+#     reset clears the counts;
+#   - the hooks walk, and the module tests (their modules fully
+#     instrumented, PGO_SAMPLING := n) on this kernel.
+#
+# Usage: [TOOLCHAIN=llvm-22] tests/kernel/sampled.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+# shellcheck source=../../scripts/kernel-env.sh
+BASE=tinyconfig source "$root/scripts/kernel-env.sh"
+export KPGO_TREE=${KPGO_TREE:-$KPGO_BUILD/linux-sampled}
+export KPGO_TEST_OUT=${KPGO_TEST_OUT:-$KPGO_BUILD/sampled}
+export KPGO_LLVM_BIN
+llvm=$KPGO_LLVM_BIN
+profdata=$llvm/llvm-profdata
+out=$KPGO_TEST_OUT
+guest_bin=$out/guest
+calls=1000000
+
+[[ -f $KPGO_TREE/vmlinux ]] || { echo "FAIL: no kernel in $KPGO_TREE: make kernel-sampled"; exit 1; }
+check "the tree is configured with CONFIG_PGO_CLANG_SAMPLING" \
+	grep -qx CONFIG_PGO_CLANG_SAMPLING=y "$KPGO_TREE/.config"
+period=$(sed -n 's/^CONFIG_PGO_CLANG_SAMPLING_PERIOD=//p' "$KPGO_TREE/.config")
+burst=$(sed -n 's/^CONFIG_PGO_CLANG_SAMPLING_BURST=//p' "$KPGO_TREE/.config")
+clang_version=$(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$KPGO_TREE/.config")
+# LLVM 21 and later record BURST of each PERIOD updates.
+recorded=$burst effective=$period
+rm -rf "$out"
+mkdir -p "$out" "$guest_bin"
+
+# --- The build ---------------------------------------------------------
+check_tls() { READELF=$llvm/llvm-readelf "$KPGO_TREE/scripts/pgo-check-tls.sh" "$@"; }
+check "vmlinux.o: no thread-local relocation; vmlinux: no thread-local section or segment" \
+	check_tls --relocations "$KPGO_TREE/vmlinux.o" --sections "$KPGO_TREE/vmlinux"
+# The check's own control: an object sampled without the header.
+cat >"$out/plain.c" <<'C'
+int plain_count;
+void plain(int n) { for (int i = 0; i < n; i++) plain_count++; }
+C
+"$llvm/clang" -O2 -c -mcmodel=kernel -fprofile-generate -mllvm -sampled-instrumentation \
+	-o "$out/plain.o" "$out/plain.c"
+check "the build check refuses an object sampled without kernel/pgo/sampling.h" \
+	bash -c '! "$@" 2>"$0" && grep -q "thread-local relocations" "$0"' "$out/plain.log" \
+	env READELF="$llvm/llvm-readelf" "$KPGO_TREE/scripts/pgo-check-tls.sh" --relocations "$out/plain.o"
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$KPGO_TREE/vmlinux.o" >"$out/vmlinux.o.dis"
+# sampling_uses DISASSEMBLY: "GS FS RUST_USES RUST_COUNTER_UPDATES": the
+# instructions that address __llvm_profile_sampling (through %gs, through
+# %fs), those in Rust functions, and the counter updates of Rust functions.
+sampling_uses() {
+	awk '
+		/^[0-9a-f]+ <.*>:$/ { f = $2 }
+		/^ *[0-9a-f]+: *\t/ { insn = $0 }
+		/R_X86_64_[A-Z0-9_]+\t__llvm_profile_sampling/ {
+			if (insn ~ /%gs:/) g++; else if (insn ~ /%fs:/) s++; else o++
+			if (f ~ /^<_R/) r++
+		}
+		/R_X86_64_PC32\t(__llvm_prf_cnts|__profc_)/ { if (f ~ /^<_R/) c++ }
+		END { print g + 0, s + 0 + o, r + 0, c + 0 }' "$1"
+}
+read -r gs other rust rust_counters < <(sampling_uses "$out/vmlinux.o.dis")
+check "vmlinux: $gs sampling accesses, every one %gs-relative ($other otherwise)" \
+	test "$gs" -gt 1000 -a "$other" -eq 0
+check "vmlinux: Rust functions have counters ($rust_counters updates) but no sampling ($rust)" \
+	test "$rust_counters" -gt 0 -a "$rust" -eq 0
+read -r start var end < <(awk '$3 == "__per_cpu_start" { s = $1 } $3 == "__llvm_profile_sampling" { v = $1 }
+	$3 == "__per_cpu_end" { e = $1 } END { print s, v, e }' "$KPGO_TREE/System.map")
+check "__llvm_profile_sampling is a per-CPU variable (0x$var, in 0x$start..0x$end)" \
+	python3 -c "import sys; s, v, e = (int(x, 16) for x in sys.argv[1:]); sys.exit(not s <= v < e)" \
+	"$start" "$var" "$end"
+check "vmlinux exports it to modules" grep -q ' __ksymtab___llvm_profile_sampling$' "$KPGO_TREE/System.map"
+# base_pointers DISASSEMBLY: the functions that realign their stack and
+# keep its base in %rbx, which they need only for dynamic allocas (LLVM
+# before 21 made sampled functions' entry allocas dynamic; 413 functions
+# with clang 19, none in its fully instrumented kernel).
+base_pointers() {
+	awk '/\tandq\t\$-0x[0-9a-f]+, %rsp$/ { n = 3; next }
+		n > 0 { n--; if ($0 ~ /\tmovq\t%rsp, %rbx$/) { c++; n = 0 } }
+		END { print c + 0 }' "$1"
+}
+count=$(base_pointers "$out/vmlinux.o.dis")
+check "vmlinux: no function's frame made dynamic by sampling ($count frames based on %rbx)" \
+	test "$count" -eq 0
+
+# Two builds of the module benchmark: sampled (its own name), and with
+# PGO_SAMPLING := n (tests/kernel/modules/Kbuild) fully instrumented.
+moddir=$out/modules
+mkdir -p "$moddir/full" "$moddir/sampled"
+cp "$here/modules/pgo_hookbench.c" "$moddir/full/"
+printf 'obj-m := pgo_hookbench.o\nPGO_SAMPLING := n\n' >"$moddir/full/Kbuild"
+sed 's/pgo_hookbench/pgo_sampledbench/g' "$here/modules/pgo_hookbench.c" >"$moddir/sampled/pgo_sampledbench.c"
+echo 'obj-m := pgo_sampledbench.o' >"$moddir/sampled/Kbuild"
+for dir in full sampled; do
+	"$root/scripts/kmake" -s M="$moddir/$dir" modules >"$moddir/$dir.log" 2>&1 ||
+		{ cat "$moddir/$dir.log"; echo "FAIL: the $dir module builds"; exit 1; }
+done
+full_ko=$moddir/full/pgo_hookbench.ko sampled_ko=$moddir/sampled/pgo_sampledbench.ko
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$sampled_ko" >"$out/sampled.ko.dis"
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$full_ko" >"$out/full.ko.dis"
+read -r gs other _ < <(sampling_uses "$out/sampled.ko.dis")
+check "the sampled module: $gs sampling accesses, every one %gs-relative ($other otherwise)" \
+	test "$gs" -gt 0 -a "$other" -eq 0
+check "the sampled module: no thread-local relocation, section or segment" \
+	check_tls --relocations "$sampled_ko" --sections "$sampled_ko"
+read -r gs other _ < <(sampling_uses "$out/full.ko.dis")
+check "the module with PGO_SAMPLING := n: no sampling ($gs, $other)" test "$gs" -eq 0 -a "$other" -eq 0
+
+# --- The boot ----------------------------------------------------------
+guest_programs getpid_loop
+status=0
+"$root/scripts/qemu-run" --out "$out/qemu" --smp 2 --timeout 600 \
+	--append "kpgo_sampled_calls=$calls" \
+	--file "$full_ko" --file "$sampled_ko" --file "$guest_bin/getpid_loop" \
+	"$here/sampled.guest.sh" || status=$?
+check "the guest ran to its end (status $status)" test "$status" -eq 0
+r=$out/qemu/results
+check_console "no warning, oops or lockdep report on the console" "$out/qemu/console.log"
+check_after stats "stats: sampling_period=$effective sampling_recorded=$recorded" \
+	grep -q " sampling_period=$effective sampling_recorded=$recorded\$" "$r/stats"
+
+# near COUNT EXPECTED: COUNT within 25% of EXPECTED.
+near() { python3 -c "import sys; c, e = map(float, sys.argv[1:]); sys.exit(not abs(c / e - 1) <= 0.25)" "$1" "$2"; }
+expected=$((calls * recorded / effective))
+for file in getpid sampled full after-reset; do
+	"$profdata" merge -o "$out/$file.profdata" "$r/$file.profraw" 2>"$out/$file.merge.log"
+	check_after reset "$file.profraw: llvm-profdata merges it" test -s "$out/$file.profdata"
+done
+count=$(entry_count "$out/getpid.profdata" __x64_sys_getpid)
+check_after getpid "getpid after $calls calls: ${count:-none}, near $expected ($recorded of $effective)" \
+	near "${count:-0}" "$expected"
+count=$(entry_count "$out/full.profdata" "$moddir/full/pgo_hookbench.c;pgo_hookbench_double")
+check_after modules "the full module: its target called exactly $calls times (${count:-none})" \
+	test "${count:-0}" -eq "$calls"
+count=$(entry_count "$out/sampled.profdata" "$moddir/sampled/pgo_sampledbench.c;pgo_sampledbench_double")
+check_after modules "the sampled module: its target ${count:-none} times, near $expected" \
+	near "${count:-0}" "$expected"
+# The indirect call's value profile is sampled as the counters are.
+targets=$("$profdata" show --ic-targets --function=pgo_sampledbench_hooked "$out/sampled.profdata" |
+	sed -n 's/.*;pgo_sampledbench_double, *\([0-9]*\) \].*/\1/p' | head -1)
+check_after modules "the sampled module: its indirect call's target recorded ${targets:-none} times, near $expected" \
+	near "${targets:-0}" "$expected"
+# hooked_ns - plain_ns: what the loop's counters and hooks cost.
+cost() { sed -n 's/^hooked_ns=\([0-9]*\) plain_ns=\([0-9]*\).*/\1 \2/p' "$1" | awk '{ print $1 - $2 }'; }
+full_cost=$(cost "$r/full-run") sampled_cost=$(cost "$r/sampled-run")
+check_after modules "the sampled loop's profiling costs less than the full one's (${sampled_cost:-?} ns against ${full_cost:-?} ns)" \
+	test "${sampled_cost:-1}" -lt "${full_cost:-0}"
+count=$(entry_count "$out/after-reset.profdata" __x64_sys_getpid)
+check_after reset "a reset clears the sampled counters (getpid: ${count:-none} after it)" \
+	test "${count:-1}" -lt 10
+
+# --- The other tests on this kernel ------------------------------------
+status=0
+"$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
+check "tests/kernel/hooks.sh on the sampled kernel" test "$status" -eq 0
+status=0
+"$here/modules.sh" || status=1
+check "tests/kernel/modules.sh on the sampled kernel (its modules fully instrumented)" test "$status" -eq 0
+
+summary sampled
