@@ -141,7 +141,7 @@ MUTANTS = [
         "in its block",
         ["model"],
         [("bench/model/kpgo-model.c",
-          "\t\tnow.insns -= m->insns_after;\n",
+          "\t\tc->now.insns -= m->insns_after;\n",
           "")],
     ),
     Mutant(
@@ -150,8 +150,8 @@ MUTANTS = [
         "stores only would not do it: it calls the callback for loads too)",
         ["model"],
         [("bench/model/kpgo-model.c",
-          "\tnow.l1d_accesses++;\n",
-          "\tif (!qemu_plugin_mem_is_store(info))\n\t\treturn;\n\tnow.l1d_accesses++;\n")],
+          "\tc->now.l1d_accesses++;\n",
+          "\tif (!qemu_plugin_mem_is_store(info))\n\t\treturn;\n\tc->now.l1d_accesses++;\n")],
     ),
     Mutant(
         "model-not-lru",
@@ -177,8 +177,8 @@ MUTANTS = [
         "instruction, as QEMU runs them",
         ["model"],
         [("bench/model/kpgo-model.c",
-          "\tif (b->rep_first && previous && previous->branch_pc == b->start &&\n",
-          "\tif (0 && b->rep_first && previous && previous->branch_pc == b->start &&\n")],
+          "\tif (b->rep_first && c->previous && c->previous->branch_pc == b->start &&\n",
+          "\tif (0 && b->rep_first && c->previous && c->previous->branch_pc == b->start &&\n")],
     ),
     Mutant(
         "model-line-report-drops-misses",
@@ -188,5 +188,14 @@ MUTANTS = [
         [("bench/model/kpgo-model.c",
           "\t\t\tline_record(b->line[i], !hit);\n",
           "\t\t\tline_record(b->line[i], false);\n")],
+    ),
+    Mutant(
+        "model-transfers-on-every-write",
+        "the front-end model counts a transfer whenever a line another core saw is "
+        "written, not only when the writer had not seen the last write",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t\t\t\treturn !seen;\n",
+          "\t\t\t\treturn !seen || (store && (old & 0xff & ~me));\n")],
     ),
 ]
