@@ -130,6 +130,19 @@ check-sampled:
 	$(MAKE) -s kernel-sampled BASE=tinyconfig TOOLCHAIN=$(SAMPLED_TOOLCHAIN)
 	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/tests/kernel/sampled.sh
 
+# What sampled instrumentation costs and keeps, with SAMPLED_TOOLCHAIN:
+# the main job with VARIANTS=sampled (KPGO_BUILD/report.md: the sampled
+# kernel against the baseline and the fully instrumented one on one vCPU,
+# its profile's overlap with the full one, the kernel optimized with it),
+# then scripts/benchmark-sharing on 1, 2 and 4 vCPUs (KPGO_BUILD/
+# sharing.md).  Hours on 2 cores (five kernels), resumable.
+.PHONY: sampling-report bench-sharing
+sampling-report:
+	VARIANTS=sampled TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/profile-kernel
+	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/benchmark-sharing
+bench-sharing:
+	$(KPGO_REPO)/scripts/benchmark-sharing
+
 # The lifecycle test kernel of make check: the test kernel of the default
 # base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault
 # injection), in build/linux-kasan.
