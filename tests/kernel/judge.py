@@ -47,7 +47,7 @@ class Checks:
     closing "NAME: N passed, M failed"."""
 
     def __init__(self):
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.not_applicable = 0
         # Results files that were missing since the last check.
         self.missing = []
 
@@ -63,7 +63,20 @@ class Checks:
             print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
         return ok
 
+    def check_unless(self, why_not, what, ok, detail=""):
+        """check(WHAT, OK, DETAIL), or, when WHY_NOT says why it cannot
+        hold on this kernel, "n/a: WHAT (WHY_NOT)": counted apart, neither
+        passed nor failed."""
+        if not why_not:
+            return self.check(what, ok, detail)
+        self.missing = []
+        self.not_applicable += 1
+        print(f"n/a: {what} ({why_not})")
+        return True
+
     def summary(self, name):
+        if self.not_applicable:
+            print(f"{name}: {self.not_applicable} checks not applicable to this kernel")
         print(f"{name}: {self.passed} passed, {self.failed} failed")
         return 1 if self.failed else 0
 

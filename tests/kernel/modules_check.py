@@ -22,6 +22,11 @@ checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
 modules = Path(sys.argv[3])
 tree = Path(sys.argv[4])
+# With sampled instrumentation (CONFIG_PGO_CLANG_SAMPLING), vmlinux counts
+# about one update in PERIOD/BURST: checks of its exact counts cannot
+# hold (the test modules stay fully instrumented: PGO_SAMPLING := n).
+SAMPLED = "vmlinux is sampled" if re.search(
+    r"^CONFIG_PGO_CLANG_SAMPLING=y$", (tree / ".config").read_text(), re.M) else ""
 # compiler-rt's ValueProfNode: {u64 Value, u64 Count, ValueProfNode *Next}.
 VALUE_NODE_BYTES = 24
 
@@ -133,7 +138,7 @@ b_reset = profile("b-reset.profraw").get("pgo_test_b_run")
 check("reset by name zeroed pgo_test_b", b_reset is not None
       and not any(b_reset.counts) and not any(b_reset.sizes.values()), str(b_reset))
 vmlinux = profile("vmlinux-after-reset-b.profraw")
-check("reset by name left vmlinux untouched (load_module counted)",
+checks.check_unless(SAMPLED, "reset by name left vmlinux untouched (load_module counted)",
       vmlinux.get("load_module") is not None and any(vmlinux["load_module"].counts))
 check("unknown module names are refused, in both syntaxes",
       results.absent("unknown-module-accepted", "unknown-resets"),
@@ -172,8 +177,9 @@ for name, k in [("all-init", 1), ("all-after-reset-all-module", 0),
     got, detail = runs_of_a(f"{name}.profraw")
     check(f"{name}: exactly {k} run(s)", got == k, detail)
 vmlinux = profile("vmlinux-after-reset-all-module.profraw")
-check("module:all left vmlinux untouched (load_module counted)",
-      vmlinux.get("load_module") is not None and any(vmlinux["load_module"].counts))
+checks.check_unless(SAMPLED, "module:all left vmlinux untouched (load_module counted)",
+                    vmlinux.get("load_module") is not None
+                    and any(vmlinux["load_module"].counts))
 keywords = stats("stats-keywords")
 check("modules named all and 1 each have their own live entry",
       keywords.get("all", {}).get("state") == "live"
@@ -208,9 +214,10 @@ READS = 7
 for paths, what in [(["callees-vmlinux.profraw"], "vmlinux's profile alone"),
                     (["callees-vmlinux.profraw", "callees-module.profraw"], "the merge")]:
     got, said = ic_targets(paths, "full_proxy_read")
-    check(f"{what}: vmlinux's debugfs proxy called the module's read function exactly "
-          f"{READS} times, named", got.get("pgo_test_callees_read") == READS and not said,
-          f"{got} {said}")
+    checks.check_unless(
+        SAMPLED, f"{what}: vmlinux's debugfs proxy called the module's read function exactly "
+        f"{READS} times, named", got.get("pgo_test_callees_read") == READS and not said,
+        f"{got} {said}")
 for paths, what in [(["callees-module.profraw"], "the module's profile alone"),
                     (["callees-vmlinux.profraw", "callees-module.profraw"], "the merge")]:
     got, said = ic_targets(paths, "pgo_test_callees_run")
@@ -224,8 +231,9 @@ got, said = ic_targets(["callees-vmlinux.profraw"], "do_one_initcall")
 # Since the reset: the module's init function only (module_init()'s
 # alias names it); older targets stay listed with no count.
 called = {name: count for name, count in got.items() if count}
-check("vmlinux's do_one_initcall called the module's init function once, named after its "
-      "init text was freed", called == {"init_module": 1} and not said, f"{called} {said}")
+checks.check_unless(
+    SAMPLED, "vmlinux's do_one_initcall called the module's init function once, named after "
+    "its init text was freed", called == {"init_module": 1} and not said, f"{called} {said}")
 named = stats("stats-callees")
 index_bytes = named.get("runtime", {}).get("name_index_bytes")
 check("the module's profile named a function of vmlinux: the index of vmlinux's names "
@@ -233,16 +241,17 @@ check("the module's profile named a function of vmlinux: the index of vmlinux's 
       index_bytes == 4 * named.get("vmlinux", {}).get("functions", -1),
       f"{index_bytes} bytes, {named.get('vmlinux', {}).get('functions')} functions")
 got, said = ic_targets(["callees-vmlinux-unloaded.profraw"], "full_proxy_read")
-check(f"after the module's unload, vmlinux's profile alone still names its read function "
-      f"({READS} calls), from the kept profile",
-      got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
+checks.check_unless(
+    SAMPLED, f"after the module's unload, vmlinux's profile alone still names its read "
+    f"function ({READS} calls), from the kept profile",
+    got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
 got, said = ic_targets(["callees-module-unloaded.profraw"], "pgo_test_callees_run")
 check("the module's kept profile names vmlinux's int_sqrt",
       got == {"int_sqrt": 5 * READS, "": 3 * READS} and not said, f"{got} {said}")
 got, said = ic_targets(["callees-vmlinux-unloaded.profraw", "callees-module-unloaded.profraw"],
                        "full_proxy_read")
-check("and the merge of both, read after the unload",
-      got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
+checks.check_unless(SAMPLED, "and the merge of both, read after the unload",
+                    got.get("pgo_test_callees_read") == READS and not said, f"{got} {said}")
 
 
 
