@@ -60,10 +60,12 @@ fs_initcall(kpgo_initcall);
 /*
  * The state of sampled instrumentation: where each CPU is in its period,
  * advanced by every counter update of instrumented C code, which reaches
- * it through %gs (sampling.h) as the running CPU's copy. Written on every
- * update of its CPU only: with the per-CPU variables that each start a
- * cache line, so that no other CPU reading a neighbour takes the line
- * away. Modules' code refers to it too.
+ * it through %gs (<linux/pgo_sampling.h>) as the running CPU's copy.
+ * Written on every update of its CPU only: with the per-CPU variables
+ * that each start a cache line, so that no other CPU reading a neighbour
+ * takes the line away. The code of every instrumented module refers to
+ * it, whatever the module's license, as it calls the value-profiling
+ * hooks (exported alike): the compiler put the reference there.
  */
 DEFINE_PER_CPU_ALIGNED(u16, __llvm_profile_sampling);
 EXPORT_PER_CPU_SYMBOL(__llvm_profile_sampling);

@@ -141,7 +141,7 @@ sampling-report:
 	VARIANTS=sampled TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/profile-kernel
 	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/benchmark-sharing
 bench-sharing:
-	$(KPGO_REPO)/scripts/benchmark-sharing
+	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/benchmark-sharing
 
 # The lifecycle test kernel of make check: the test kernel of the default
 # base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -248,10 +249,14 @@ int main(int argc, char **argv)
 		if (workers[cpu] < 0)
 			return 1;
 	}
-	for (int cpu = 0; cpu < cpus; cpu++)
-		if (waitpid(workers[cpu], &status, 0) != workers[cpu] ||
-		    !WIFEXITED(status) || WEXITSTATUS(status))
+	/* A worker that fails would leave the others at a barrier: stop them. */
+	for (int done = 0; done < cpus; done++)
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			for (int cpu = 0; cpu < cpus; cpu++)
+				kill(workers[cpu], SIGKILL);
+			fprintf(stderr, "syscalls: a worker failed\n");
 			return 1;
+		}
 
 	for (size_t i = 0; i < BENCHMARKS; i++) {
 		double ops = 0, rate = 0, longest = 0;

@@ -51,15 +51,22 @@ def parse_run(spec):
         name, ops, ns = line.split()
         names.append((name, int(ops)))
         icount[name] = float(ns) / NS_PER_INSN
-    # A window per vCPU that ran the benchmark: their sum.
-    windows = {}
+    # A window per vCPU that ran the benchmark: their sum. Every window
+    # must have been counted by as many vCPUs as every other.
+    windows, vcpus = {}, {}
     for line in open(log_file):
         if line.startswith("kpgo-model window="):
             fields = dict(f.split("=") for f in line.split()[1:])
-            fields.pop("vcpu", None)
+            vcpus.setdefault(int(fields["window"]), set()).add(fields.pop("vcpu", "0"))
             total = windows.setdefault(int(fields.pop("window")), {})
             for k, v in fields.items():
                 total[k] = total.get(k, 0) + int(v)
+        elif line.startswith("kpgo-model directory ") and " untracked=0" not in line:
+            print(f"model: {log_file}: the directory of written lines was full, transfers "
+                  f"are undercounted ({line.strip()})", file=sys.stderr)
+    if len({len(v) for v in vcpus.values()}) > 1:
+        sys.exit(f"model: {log_file}: windows counted by different numbers of vCPUs "
+                 f"({ {w: len(v) for w, v in sorted(vcpus.items())} })")
     per_op = {}
     for index, (name, ops) in enumerate(names):
         if index not in windows:

@@ -35,8 +35,8 @@
 //!   runtime modules_live=N modules_profiled=N modules_refused=N \
 //!     descriptors=N descriptor_bytes=N map_tables=N map_bytes=N \
 //!     entries=N entry_bytes=N kept_profiles=N kept_bytes=N \
-//!     kept_limit_bytes=N name_index_bytes=N \
-//!     [sampling_period=N sampling_recorded=N] [epochs=N ...]
+//!     kept_limit_bytes=N name_index_bytes=N [epochs=N ...] \
+//!     [sampling_period=N sampling_recorded=N]
 //!   object=<name> state=live|unloaded functions=N counters=N \
 //!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
 //!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N

@@ -733,18 +733,10 @@ impl Registry {
             figure(&KEPT_BYTES),
             super::callees::name_index_bytes(),
         )?;
-        #[cfg(CONFIG_PGO_CLANG_SAMPLING)]
-        {
-            let (period, recorded) = super::kernel_api::sampling_rate();
-            write!(
-                out,
-                " sampling_period={period} sampling_recorded={recorded}"
-            )?;
-        }
         #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
         {
             let persist = vmlinux().persist_figures();
-            writeln!(
+            write!(
                 out,
                 " epochs={} persisted={} previous={} boot_late_updates={}",
                 super::epochs::finished(),
@@ -753,7 +745,14 @@ impl Registry {
                 persist.boot_late,
             )?;
         }
-        #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
+        #[cfg(CONFIG_PGO_CLANG_SAMPLING)]
+        {
+            let (period, recorded) = super::kernel_api::sampling_rate();
+            write!(
+                out,
+                " sampling_period={period} sampling_recorded={recorded}"
+            )?;
+        }
         writeln!(out)?;
         // Oldest first: vmlinux, then modules in the order they came.
         let mut entries = KVec::new();

@@ -67,9 +67,9 @@ class Checks:
         """check(WHAT, OK, DETAIL), or, when WHY_NOT says why it cannot
         hold on this kernel, "n/a: WHAT (WHY_NOT)": counted apart, neither
         passed nor failed."""
-        if not why_not:
+        if not why_not or self.missing:
+            # A results file that is missing fails the check all the same.
             return self.check(what, ok, detail)
-        self.missing = []
         self.not_applicable += 1
         print(f"n/a: {what} ({why_not})")
         return True

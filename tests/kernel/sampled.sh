@@ -7,7 +7,7 @@
 # TOOLCHAIN=llvm-22):
 #   - nothing in vmlinux or a module refers to thread-local storage, and
 #     the build check that refuses it (scripts/pgo-check-tls.sh) fails on
-#     an object compiled without kernel/pgo/sampling.h;
+#     an object compiled without <linux/pgo_sampling.h>;
 #   - every access to the sampling state is %gs-relative, to the one
 #     per-CPU __llvm_profile_sampling, which vmlinux exports; Rust
 #     functions and C objects with PGO_SAMPLING := n have counters but no
@@ -64,7 +64,7 @@ void plain(int n) { for (int i = 0; i < n; i++) plain_count++; }
 C
 "$llvm/clang" -O2 -c -mcmodel=kernel -fprofile-generate -mllvm -sampled-instrumentation \
 	-o "$out/plain.o" "$out/plain.c"
-check "the build check refuses an object sampled without kernel/pgo/sampling.h" \
+check "the build check refuses an object sampled without <linux/pgo_sampling.h>" \
 	bash -c '! "$@" 2>"$0" && grep -q "thread-local relocations" "$0"' "$out/plain.log" \
 	env READELF="$llvm/llvm-readelf" "$KPGO_TREE/scripts/pgo-check-tls.sh" --relocations "$out/plain.o"
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$KPGO_TREE/vmlinux.o" >"$out/vmlinux.o.dis"

@@ -144,9 +144,15 @@ check "sharing: one counter in turn, $turn_transfers transfers, within 1% of 2 *
 	python3 -c "import sys; sys.exit(not 0.99 <= $turn_transfers / (2 * ${rounds:-1} - 1) <= 1.0)"
 check "sharing: a counter per thread on lines of their own, no transfer ($own_transfers)" \
 	test "$own_transfers" -eq 0
-read -r turn_cycles < <(sum 0 cycles | cut -d' ' -f2)
-check "sharing: the transfers cost transfer_latency (100) cycles each (window 0: $turn_cycles cycles)" \
-	test "$turn_cycles" -ge $((100 * turn_transfers))
+# With a transfer_latency that dwarfs every other cost, each window's
+# cycles divided by it are its transfers.
+qemu-x86_64 -plugin "$plugin,transfer_latency=100000000" -d plugin -D "$out/sharing-cost.log" \
+	"$out/sharing" >/dev/null
+costs=$(sed -n 's/^kpgo-model window=0 vcpu=[0-9]* .* transfers=\([0-9]*\) cycles=\([0-9]*\)$/\1 \2/p' \
+	"$out/sharing-cost.log" | awk '{ printf "%s/%d ", $1, $2 / 100000000 }')
+check "sharing: each transfer costs transfer_latency cycles (window 0, transfers/cycles per latency: $costs)" \
+	bash -c '[[ $1 =~ ^([0-9]+)/([0-9]+)\ ([0-9]+)/([0-9]+)\ $ ]] && (( BASH_REMATCH[1] > 0 &&
+		BASH_REMATCH[1] == BASH_REMATCH[2] && BASH_REMATCH[3] == BASH_REMATCH[4] ))' _ "$costs"
 echo "sharing: two counters on one line (false sharing): $false_transfers transfers, as the host interleaved the threads"
 refuses "without the plugin header, model-plugin says to run scripts/setup" \
 	"model-plugin: no qemu-plugin.h for QEMU .* run scripts/setup" \

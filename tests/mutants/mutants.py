@@ -198,4 +198,13 @@ MUTANTS = [
           "\t\t\t\treturn !seen;\n",
           "\t\t\t\treturn !seen || (store && (old & 0xff & ~me));\n")],
     ),
+    Mutant(
+        "model-transfers-free",
+        "the front-end model counts transfers between vCPUs but adds no cycles for them",
+        ["model"],
+        [("bench/model/kpgo-model.c",
+          "\t       c->mispredicts * params.mispredict + c->taken * params.taken +\n"
+          "\t       c->transfers * params.transfer_latency;\n",
+          "\t       c->mispredicts * params.mispredict + c->taken * params.taken;\n")],
+    ),
 ]
