@@ -19,9 +19,9 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,23 +120,25 @@ static const struct benchmark {
 #define MAX_CPUS 64
 
 /*
- * Shared by the workers (one per CPU): each benchmark's start barrier and
- * each worker's result, operations and seconds.
+ * Shared by the workers (one per CPU): the start barrier of every
+ * benchmark, and each worker's result, operations and seconds.
  */
 static struct shared {
-	_Atomic int arrived[BENCHMARKS];
+	pthread_barrier_t start;
 	struct {
 		double ops, seconds;
 	} result[BENCHMARKS][MAX_CPUS];
 } *shared;
 static int cpus = 1;
 
-/* Every worker waits for the others before benchmark B. */
-static void barrier(size_t b)
+/*
+ * Every worker waits for the others before each benchmark, asleep: under
+ * -icount QEMU runs the vCPUs in turn, and a vCPU that spun would burn its
+ * turn and the guest's time.
+ */
+static void barrier(void)
 {
-	atomic_fetch_add(&shared->arrived[b], 1);
-	while (atomic_load(&shared->arrived[b]) < cpus)
-		;
+	pthread_barrier_wait(&shared->start);
 }
 
 static void run_model(const struct benchmark *b, int cpu)
@@ -145,7 +147,7 @@ static void run_model(const struct benchmark *b, int cpu)
 
 	for (long i = 0; i < b->model_ops / 8; i++)
 		b->op();
-	barrier(b - benchmarks);
+	barrier();
 	start = seconds_now();
 	b->start();
 	for (long i = 0; i < b->model_ops; i++)
@@ -160,7 +162,7 @@ static void run(const struct benchmark *b, int cpu, double seconds)
 	double start, now;
 	long n = 0;
 
-	barrier(b - benchmarks);
+	barrier();
 	start = seconds_now();
 	do {
 		for (int i = 0; i < 64; i++)
@@ -218,6 +220,7 @@ static int worker(int cpu, bool model, double seconds)
 int main(int argc, char **argv)
 {
 	int fd = open("/tmp/bench-file", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	pthread_barrierattr_t attr;
 	pid_t workers[MAX_CPUS];
 	double seconds = 0.5;
 	bool model = false;
@@ -240,7 +243,9 @@ int main(int argc, char **argv)
 	close(fd);
 	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shared == MAP_FAILED)
+	if (shared == MAP_FAILED || pthread_barrierattr_init(&attr) ||
+	    pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) ||
+	    pthread_barrier_init(&shared->start, &attr, cpus))
 		return 1;
 	for (int cpu = 0; cpu < cpus; cpu++) {
 		workers[cpu] = fork();
