@@ -35,6 +35,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/seqlock.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
 #include <linux/zlib.h>
@@ -76,6 +77,20 @@ u32 kpgo_sampling_rate(u32 *recorded)
 	*recorded = CONFIG_PGO_CLANG_SAMPLING_BURST;
 	return CONFIG_PGO_CLANG_SAMPLING_PERIOD;
 }
+
+/*
+ * The canary of scoped_seqlock_read(): with the sampling branches, clang
+ * no longer proves its ss_done state impossible and keeps the call, as
+ * with KASAN. seqlock.h stays as it is (for KASAN, commit b94d45b6bbb4
+ * made the canary an empty inline, which changes the function's control
+ * flow): the profile is applied to a build without sampling, whose
+ * control flow must be the one profiled, or the function is out of date.
+ */
+void __scoped_seqlock_bug(void)
+{
+	WARN_ON_ONCE(1);
+}
+EXPORT_SYMBOL(__scoped_seqlock_bug);
 #endif
 
 #ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION

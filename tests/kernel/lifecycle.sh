@@ -17,7 +17,8 @@
 #           once, then exact counts.
 #
 # Builds the test modules (tests/kernel/modules/) against that kernel, in
-# build/test-modules-kasan, and the guest programs; boots the kernel under
+# build/test-modules-kasan (KPGO_TEST_OUT/test-modules-kasan when set, as
+# its other outputs), and the guest programs; boots the kernel under
 # QEMU with the part's guest script; judges with lifecycle_check.py, whose
 # last line is "lifecycle-PART: N passed, M failed".
 #
@@ -31,9 +32,10 @@ case $part in
 paths | faults | stress) shift ;;
 *) sed -n '/^# Usage:/p' "$0" >&2; exit 2 ;;
 esac
-moddir=$root/build/test-modules-kasan
-guest_bin=$root/build/guest
-out=$root/build/qemu/lifecycle-$part
+out_root=${KPGO_TEST_OUT:-$root/build}
+moddir=$out_root/test-modules-kasan
+guest_bin=$out_root/guest
+out=$out_root/qemu/lifecycle-$part
 llvm=/usr/lib/llvm-19/bin
 stress_seconds=${KPGO_STRESS_SECONDS:-180}
 start=$EPOCHREALTIME

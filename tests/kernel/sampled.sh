@@ -19,10 +19,14 @@
 #     recorded share (within 25%), while the same module fully
 #     instrumented counts exactly; its loop's profiling costs less
 #     sampled (the guest's clock around it); a reset clears the counts;
-#   - the hooks walk, and the module tests on this kernel: their modules stay fully
-#     instrumented (PGO_SAMPLING := n), and the 7 checks of vmlinux's
-#     exact counts (its value profile naming a module's functions, 7
-#     calls) cannot hold there: modules_check.py says "n/a" for them.
+#   - the hooks walk, and the module and scale tests on this kernel: their
+#     modules stay fully instrumented (PGO_SAMPLING := n), and the 7
+#     checks of vmlinux's exact counts (its value profile naming a
+#     module's functions, 7 calls) cannot hold there: modules_check.py
+#     says "n/a" for them;
+#   - on its KASAN twin (make kernel-sampled-kasan, KPGO_BUILD/
+#     linux-sampled-kasan): the hooks walk (no sanitizer in the hooks)
+#     and the lifecycle tests' paths and faults parts.
 #
 # Usage: [TOOLCHAIN=llvm-22] tests/kernel/sampled.sh
 set -uo pipefail
@@ -188,5 +192,17 @@ check "tests/kernel/hooks.sh on the sampled kernel" test "$status" -eq 0
 status=0
 "$here/modules.sh" || status=1
 check "tests/kernel/modules.sh on the sampled kernel (its modules fully instrumented)" test "$status" -eq 0
+status=0
+"$here/scale.sh" || status=1
+check "tests/kernel/scale.sh on the sampled kernel" test "$status" -eq 0
+kasan_tree=$KPGO_BUILD/linux-sampled-kasan
+status=0
+KPGO_TREE=$kasan_tree "$here/hooks.sh" --kasan || status=1
+check "tests/kernel/hooks.sh --kasan on the sampled KASAN kernel" test "$status" -eq 0
+for part in paths faults; do
+	status=0
+	KPGO_TREE=$kasan_tree "$here/lifecycle.sh" "$part" || status=1
+	check "tests/kernel/lifecycle.sh $part on the sampled KASAN kernel" test "$status" -eq 0
+done
 
 summary sampled

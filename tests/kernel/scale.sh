@@ -33,14 +33,17 @@
 # Judged by scale_check.py (llvm-profdata-19), last line
 # "scale: N passed, M failed".
 #
+# Its outputs are in build/ (KPGO_TEST_OUT when set).
+#
 # Usage: tests/kernel/scale.sh [qemu-run options]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-moddir=$root/build/test-modules-scale
-guest_bin=$root/build/guest
-out=$root/build/qemu/scale
-icount_out=$root/build/qemu/scale-icount
+out_root=${KPGO_TEST_OUT:-$root/build}
+moddir=$out_root/test-modules-scale
+guest_bin=$out_root/guest
+out=$out_root/qemu/scale
+icount_out=$out_root/qemu/scale-icount
 modules=600
 cycles=${KPGO_SCALE_CYCLES:-2000}
 names=${KPGO_SCALE_NAMES:-2000}

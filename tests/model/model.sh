@@ -21,8 +21,9 @@
 #   - one boot of the test kernel (make kernel) running the benchmark's
 #     model windows under -icount: every window is reported, and its
 #     instruction count is within 1% of -icount's (guest ns / 4);
-#   - the lever verdicts of bench/model/report.py on inputs whose answer
-#     is known (tests/model/report_test.py).
+#   - the lever verdicts of bench/model/report.py, and the figures of
+#     scripts/sampling-figures, on inputs whose answer is known
+#     (tests/model/report_test.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -207,4 +207,13 @@ MUTANTS = [
           "\t       c->transfers * params.transfer_latency;\n",
           "\t       c->mispredicts * params.mispredict + c->taken * params.taken;\n")],
     ),
+    Mutant(
+        "sampling-gain-as-ratio",
+        "the share of the full profile's gain that the sampled one keeps is the ratio of "
+        "their speedups, not of their gains",
+        ["model"],
+        [("scripts/sampling-figures",
+          "100 * (sampled - 1) / (full - 1)",
+          "100 * sampled / full")],
+    ),
 ]
