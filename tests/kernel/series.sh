@@ -36,8 +36,27 @@ check "a cover letter, numbered [PATCH 00/${#patches[@]}]" \
 	grep -q "^Subject: \[PATCH 0*0/${#patches[@]}\]" "$cover"
 check "the cover letter names its base-commit" grep -q '^base-commit: [0-9a-f]\{40\}$' "$cover"
 
+# keeps_space_indent PATCH: the lines PATCH adds with a space indent
+# replace as many that had one (irqflags.h indents a block with two
+# spaces): only then is checkpatch's LEADING_SPACE a file's own style
+# kept, not an indent the patch brings.
+keeps_space_indent() {
+	python3 - "$1" <<'PY'
+import re, sys
+added = removed = 0
+for line in open(sys.argv[1]):
+    if line.startswith(("+++", "---")):
+        continue
+    added += bool(re.match(r"\+ +\S", line))
+    removed += bool(re.match(r"- +\S", line))
+sys.exit(0 if 0 < added <= removed else 1)
+PY
+}
+
 for p in "${patches[@]}"; do
 	name=${p##*/}
+	ignore=UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES
+	! keeps_space_indent "$p" || ignore+=,LEADING_SPACE
 	# Debian's python3 first: checkpatch's SPDX check needs its ply and
 	# GitPython (scripts/setup), which another python3 on PATH may lack.
 	# UNKNOWN_COMMIT_ID: the tree is the tarball imported as one commit,
@@ -46,8 +65,9 @@ for p in "${patches[@]}"; do
 	# "does MAINTAINERS need updating?" of every patch that adds a file
 	# and leaves MAINTAINERS alone, also where an entry already covers
 	# it: get_maintainer.pl answers it below, for every file added.
+	# LEADING_SPACE: see keeps_space_indent.
 	(cd "$tree" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl -q \
-		--ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p") \
+		--ignore "$ignore" "$p") \
 		>"$logs/checkpatch-$name.log" 2>&1
 	status=$?
 	check "checkpatch: $name (status $status)" test "$status" -eq 0 -a ! -s "$logs/checkpatch-$name.log"
