@@ -79,18 +79,26 @@ u32 kpgo_sampling_rate(u32 *recorded)
 }
 
 /*
- * The canary of scoped_seqlock_read(): with the sampling branches, clang
- * no longer proves its ss_done state impossible and keeps the call, as
- * with KASAN. seqlock.h stays as it is (for KASAN, commit b94d45b6bbb4
- * made the canary an empty inline, which changes the function's control
- * flow): the profile is applied to a build without sampling, whose
- * control flow must be the one profiled, or the function is out of date.
+ * The link-time canary of scoped_seqlock_read(): with the sampling
+ * branches, clang no longer proves its ss_done state impossible and keeps
+ * the call, as with KASAN. seqlock.h is left alone, rather than made to
+ * use its empty inline canary here as commit b94d45b6bbb4 ("seqlock:
+ * Allow KASAN to fail optimizing") did for KASAN: that changes the
+ * caller's control flow, and the profile is applied to a build without
+ * sampling, whose control flow must be the one profiled, or the function
+ * is out of date there. Defined only where seqlock.h declares it extern:
+ * the condition mirrors seqlock.h's (its GCC branch cannot apply, as
+ * PGO_CLANG needs clang), and a drift fails the build, by a redefinition
+ * or an undefined reference. Exported for any module, as the sampling
+ * state is: the compiler keeps the call wherever scoped_seqlock_read() is.
  */
+#if !defined(CONFIG_KASAN) && !defined(CONFIG_UBSAN_ALIGNMENT)
 void __scoped_seqlock_bug(void)
 {
-	WARN_ON_ONCE(1);
+	WARN_ONCE(1, "scoped_seqlock_read() in its impossible ss_done state\n");
 }
 EXPORT_SYMBOL(__scoped_seqlock_bug);
+#endif
 #endif
 
 #ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION

@@ -27,6 +27,10 @@
 #   make kernel-check   the QEMU tests of tests/kernel/ on build/linux
 #   make kernel-kasan   build/linux-kasan: the test kernel + KASAN, kmemleak
 #                       and fault injection (scripts/configs/kasan.config)
+#   make kernel-sampled, kernel-sampled-kasan
+#                       the test kernel and its KASAN twin with sampled
+#                       instrumentation (TOOLCHAIN=llvm-22: clang 21 or
+#                       later), for make check-sampled
 #   make kernel-figures build-time figures, build/figures-kernel.txt
 #
 # PRODUCTION_CONFIG=FRAGMENT is applied last to the optimized and baseline
@@ -137,11 +141,10 @@ check-sampled:
 # sampled kernel against the baseline and the fully instrumented one on
 # one vCPU, its profile's overlap with the full one, the kernel optimized
 # with it and the share of the full profile's gain it keeps; the same for
-# the other periods and bursts of SAMPLING_SETTINGS but the optimized
-# kernel), then scripts/benchmark-sharing on 1, 2 and 4 vCPUs
-# (KPGO_BUILD/sharing.md, which ends with the table of period and burst,
-# now with the model on 2 vCPUs).  Hours on 2 cores (seven kernels),
-# resumable.
+# the other periods and bursts of SAMPLING_SETTINGS), then
+# scripts/benchmark-sharing on 1, 2 and 4 vCPUs (KPGO_BUILD/sharing.md,
+# which ends with the table of period and burst, now with the model on 2
+# vCPUs).  About an hour on 2 cores (nine kernels), resumable.
 .PHONY: sampling-report bench-sharing
 sampling-report:
 	VARIANTS=sampling-table TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/profile-kernel
@@ -160,8 +163,9 @@ kernel-kasan:
 	KPGO_TREE=$(KPGO_KERNEL_TREE_KASAN) $(KPGO_REPO)/scripts/kmake
 
 # The same with sampled instrumentation (scripts/configs/sampling.config:
-# LLVM 21 or later), in KPGO_BUILD/linux-sampled-kasan: make check-sampled
-# runs the hooks and lifecycle tests on it.
+# LLVM 21 or later), in linux-sampled-kasan beside linux-kasan (the
+# tinyconfig base's folder): make check-sampled runs the hooks and
+# lifecycle tests on it.
 KPGO_KERNEL_TREE_SAMPLED_KASAN := $(patsubst %/linux-kasan,%/linux-sampled-kasan,$(KPGO_KERNEL_TREE_KASAN))
 .PHONY: kernel-sampled-kasan
 kernel-sampled-kasan:

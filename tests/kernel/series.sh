@@ -36,20 +36,27 @@ check "a cover letter, numbered [PATCH 00/${#patches[@]}]" \
 	grep -q "^Subject: \[PATCH 0*0/${#patches[@]}\]" "$cover"
 check "the cover letter names its base-commit" grep -q '^base-commit: [0-9a-f]\{40\}$' "$cover"
 
-# keeps_space_indent PATCH: the lines PATCH adds with a space indent
-# replace as many that had one (irqflags.h indents a block with two
-# spaces): only then is checkpatch's LEADING_SPACE a file's own style
-# kept, not an indent the patch brings.
+# keeps_space_indent PATCH: in every hunk of PATCH, the lines added with
+# a space indent replace as many removed with the same indent
+# (irqflags.h indents a block with two spaces): only then is
+# checkpatch's LEADING_SPACE a file's own style kept, not an indent the
+# patch brings.  Comment lines (" * ") do not count: checkpatch takes
+# them for what they are.
 keeps_space_indent() {
 	python3 - "$1" <<'PY'
-import re, sys
-added = removed = 0
+import collections, re, sys
+hunks, hunk = [], None
 for line in open(sys.argv[1]):
-    if line.startswith(("+++", "---")):
-        continue
-    added += bool(re.match(r"\+ +\S", line))
-    removed += bool(re.match(r"- +\S", line))
-sys.exit(0 if 0 < added <= removed else 1)
+    if line.startswith("@@"):
+        hunk = collections.Counter()
+        hunks.append(hunk)
+    elif hunk is not None and not line.startswith(("+++", "---")):
+        m = re.match(r"([+-])( +)(?!\*)\S", line)
+        if m:
+            hunk[m.group(2)] += 1 if m.group(1) == "+" else -1
+            hunk["added"] += m.group(1) == "+"
+sys.exit(0 if any(h["added"] for h in hunks) and
+         all(v == 0 for h in hunks for k, v in h.items() if k != "added") else 1)
 PY
 }
 
