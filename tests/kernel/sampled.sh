@@ -26,7 +26,8 @@
 #     says "n/a" for them;
 #   - on its KASAN twin (make kernel-sampled-kasan, KPGO_BUILD/
 #     linux-sampled-kasan): the hooks walk (no sanitizer in the hooks)
-#     and the lifecycle tests' paths and faults parts.
+#     and the lifecycle tests' paths and faults parts (vmlinux's
+#     start_kernel need not have its one run counted there).
 #
 # Usage: [TOOLCHAIN=llvm-22] tests/kernel/sampled.sh
 set -uo pipefail
