@@ -13,8 +13,8 @@
 #     its repeats;
 #   - sharing, two threads under qemu-x86_64 (tests/model/sharing.c), two
 #     vCPUs: one counter incremented by both in turn is a transfer per
-#     turn (within 1%: the plugin's callbacks race with the other
-#     thread's accesses), each at transfer_latency cycles; a counter per
+#     turn (90% to 100% of them: the plugin's callbacks race with the
+#     other thread's accesses), each at transfer_latency cycles; a counter per
 #     thread on lines of their own, none;
 #   - refusals with a message: unknown or bad parameters, more vCPUs
 #     than the model has cores, no plugin header;
@@ -139,10 +139,13 @@ read -r _ false_transfers < <(sum 2 transfers)
 check "sharing: two vCPUs counted windows 0 and 1 each ($turn_windows, $own_windows)" \
 	test "$turn_windows/$own_windows/$(sed -n 's/^shared //p' "$out/sharing.out")" = "2/2/$((2 * ${rounds:-0}))"
 # Each turn but the first reads the other core's write. A callback runs
-# after its access, unsynchronized with the other thread's: a read that
-# races with the other's write may miss it (a few per thousand).
-check "sharing: one counter in turn, $turn_transfers transfers, within 1% of 2 * $rounds - 1" \
-	python3 -c "import sys; sys.exit(not 0.99 <= $turn_transfers / (2 * ${rounds:-1} - 1) <= 1.0)"
+# after its access, unsynchronized with the other thread's: a thread
+# that the host preempts between its store and the store's callback lets
+# the other take its turn unseen, and both turns' transfers are lost (a
+# CI run on 2 host cores lost 4.8%; idle runs, a few per thousand). None
+# can be counted twice: the count is at most 2 * rounds - 1.
+check "sharing: one counter in turn, $turn_transfers transfers, 90% to 100% of 2 * $rounds - 1" \
+	python3 -c "import sys; sys.exit(not 0.90 <= $turn_transfers / (2 * ${rounds:-1} - 1) <= 1.0)"
 check "sharing: a counter per thread on lines of their own, no transfer ($own_transfers)" \
 	test "$own_transfers" -eq 0
 # With a transfer_latency that dwarfs every other cost, each window's
