@@ -45,6 +45,14 @@
  *	kpgo-model line window=ID addr=0x... fetches=N misses=N
  * (bench/model/lines.py names their functions and compares two kernels);
  * untracked counts the fetches of lines past the table's capacity.
+ *
+ * transfer_report=N (default 0, off; several vCPUs only) likewise prints,
+ * when a vCPU's window ends, the N places with the most transfers that vCPU
+ * took in it: the instruction and the data line, by virtual address (a
+ * per-CPU variable's line is in the CPU's per-CPU area); places counts
+ * them all, untracked the transfers past the table's capacity:
+ *	kpgo-model transfers window=ID vcpu=N places=N untracked=N
+ *	kpgo-model transfer window=ID vcpu=N pc=0x... addr=0x... store=0|1 count=N
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -78,6 +86,8 @@ struct model_params {
 	uint64_t rep_milli_cycles;
 	/* Report, not model: the lines with the most misses per window. */
 	uint64_t line_report;
+	/* Report, not model: the places with the most transfers per window. */
+	uint64_t transfer_report;
 };
 
 /*
@@ -119,6 +129,7 @@ static const struct {
 	{ "transfer_latency", &params.transfer_latency },
 	{ "rep_milli_cycles", &params.rep_milli_cycles },
 	{ "line_report", &params.line_report },
+	{ "transfer_report", &params.transfer_report },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -217,6 +228,20 @@ struct marker {
  * fed all the time, so that a window starts with the state the guest left;
  * only a window's counts are printed.
  */
+/*
+ * transfer_report's tables, one per vCPU (only its own callbacks write it):
+ * the transfers it took in its window, by instruction and data line; open
+ * addressing, kept at most half full.
+ */
+#define TRANSFER_TABLE_BITS 14
+struct transfer_stat {
+	uint64_t pc, line, store, count;
+};
+struct transfer_table {
+	struct transfer_stat *slot;
+	uint64_t used, untracked;
+};
+
 struct core {
 	struct tag_array l1i, l1d, l2, itlb, itlb2;
 	uint8_t *gshare;
@@ -225,6 +250,7 @@ struct core {
 	uint32_t window;
 	struct counts now;
 	const struct block *previous;
+	struct transfer_table transfers;
 };
 static struct core cores[MAX_VCPUS];
 
@@ -308,6 +334,65 @@ static void print_lines(uint32_t id)
 			 line_table[i].addr, line_table[i].fetches, line_table[i].misses);
 		qemu_plugin_outs(line);
 	}
+}
+
+
+static void transfer_record(struct transfer_table *table, uint64_t pc, uint64_t line,
+			    bool store)
+{
+	const uint64_t mask = (1ull << TRANSFER_TABLE_BITS) - 1;
+	uint64_t i = ((pc ^ line * 31) * 0x9e3779b97f4a7c15ull) >> (64 - TRANSFER_TABLE_BITS);
+
+	for (;; i = (i + 1) & mask) {
+		struct transfer_stat *t = &table->slot[i];
+
+		if (t->pc == pc && t->line == line && t->store == store) {
+			t->count++;
+			return;
+		}
+		if (!t->count) {
+			if (table->used >= mask / 2) {
+				table->untracked++;
+				return;
+			}
+			*t = (struct transfer_stat){ pc, line, store, 1 };
+			table->used++;
+			return;
+		}
+	}
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct transfer_stat *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Prints TABLE's places, most transfers first, and empties it. */
+static void print_transfers(struct transfer_table *table, uint32_t id, unsigned int vcpu)
+{
+	struct transfer_stat *slot = table->slot;
+	uint64_t n = 0;
+	char line[192];
+
+	snprintf(line, sizeof(line), "kpgo-model transfers window=%u vcpu=%u places=%" PRIu64
+		 " untracked=%" PRIu64 "\n", id, vcpu, table->used, table->untracked);
+	qemu_plugin_outs(line);
+	for (uint64_t i = 0; i < 1ull << TRANSFER_TABLE_BITS; i++)
+		if (slot[i].count)
+			slot[n++] = slot[i];
+	qsort(slot, n, sizeof(*slot), by_count);
+	for (uint64_t i = 0; i < n && i < params.transfer_report; i++) {
+		snprintf(line, sizeof(line), "kpgo-model transfer window=%u vcpu=%u pc=0x%" PRIx64
+			 " addr=0x%" PRIx64 " store=%" PRIu64 " count=%" PRIu64 "\n", id, vcpu,
+			 slot[i].pc, slot[i].line << LINE_SHIFT, slot[i].store, slot[i].count);
+		qemu_plugin_outs(line);
+	}
+	memset(slot, 0, n * sizeof(*slot));
+	table->used = table->untracked = 0;
 }
 
 static void miss_to_l2(struct core *c, uint64_t addr)
@@ -464,9 +549,14 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 				return;
 			addr = qemu_plugin_hwaddr_phys_addr(hw);
 		}
-		if (directory_access(vcpu, addr >> LINE_SHIFT,
-				     qemu_plugin_mem_is_store(info)))
+		bool store = qemu_plugin_mem_is_store(info);
+
+		if (directory_access(vcpu, addr >> LINE_SHIFT, store)) {
 			c->now.transfers++;
+			if (c->transfers.slot && c->active)
+				transfer_record(&c->transfers, (uintptr_t)udata,
+						vaddr >> LINE_SHIFT, store);
+		}
 	}
 }
 
@@ -510,6 +600,11 @@ static void marker_exec(unsigned int vcpu, void *udata)
 			memset(line_table, 0, sizeof(*line_table) << LINE_TABLE_BITS);
 			lines_fetched = lines_untracked = 0;
 		}
+		if (c->transfers.slot) {
+			memset(c->transfers.slot, 0,
+			       sizeof(*c->transfers.slot) << TRANSFER_TABLE_BITS);
+			c->transfers.used = c->transfers.untracked = 0;
+		}
 	} else if (c->active && m->id == c->window) {
 		/* Its block was counted whole: not what follows the marker. */
 		c->now.insns -= m->insns_after;
@@ -517,6 +612,8 @@ static void marker_exec(unsigned int vcpu, void *udata)
 		print_window(m->id, vcpu, &c->now);
 		if (line_table && vcpu == 0)
 			print_lines(m->id);
+		if (c->transfers.slot)
+			print_transfers(&c->transfers, m->id, vcpu);
 	}
 }
 
@@ -663,9 +760,11 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t disp;
 
+		/* The instruction's address, for transfer_report. */
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW,
+						 (void *)(uintptr_t)qemu_plugin_insn_vaddr(insn));
 		if (insn_marker(insn, &disp)) {
 			struct marker *m = malloc(sizeof(*m));
 
@@ -795,6 +894,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		if (!directory)
 			return -1;
 		qemu_plugin_register_atexit_cb(id, report_untracked, NULL);
+	}
+	for (int i = 0; params.transfer_report && directory && i < vcpus; i++) {
+		cores[i].transfers.slot = calloc(1ull << TRANSFER_TABLE_BITS,
+						 sizeof(*cores[i].transfers.slot));
+		if (!cores[i].transfers.slot)
+			return -1;
 	}
 	if (params.line_report) {
 		line_table = calloc(1ull << LINE_TABLE_BITS, sizeof(*line_table));

@@ -37,13 +37,13 @@ def parse_params(log):
     sys.exit(f"lines: {log}: no params line")
 
 
-def symbols(vmlinux, llvm_nm):
+def symbols(vmlinux, llvm_nm, kinds="tTwW"):
     out = subprocess.run([llvm_nm, "-n", "--defined-only", vmlinux], capture_output=True,
                          text=True, check=True).stdout
     addrs, names = [], []
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW":
+        if len(parts) == 3 and parts[1] in kinds:
             addrs.append(int(parts[0], 16))
             names.append(parts[2])
     return addrs, names

@@ -15,7 +15,8 @@
 #     vCPUs: one counter incremented by both in turn is a transfer per
 #     turn (90% to 100% of them: the plugin's callbacks race with the
 #     other thread's accesses), each at transfer_latency cycles; a counter per
-#     thread on lines of their own, none;
+#     thread on lines of their own, none; transfer_report names the
+#     counter's line and the code that took them;
 #   - refusals with a message: unknown or bad parameters, more vCPUs
 #     than the model has cores, no plugin header;
 #   - one boot of the test kernel (make kernel) running the benchmark's
@@ -150,14 +151,38 @@ check "sharing: a counter per thread on lines of their own, no transfer ($own_tr
 	test "$own_transfers" -eq 0
 # With a transfer_latency that dwarfs every other cost, each window's
 # cycles divided by it are its transfers.
-qemu-x86_64 -plugin "$plugin,transfer_latency=100000000" -d plugin -D "$out/sharing-cost.log" \
-	"$out/sharing" >/dev/null
+# The same run reports where the transfers were (transfer_report).
+qemu-x86_64 -plugin "$plugin,transfer_latency=100000000,transfer_report=8" -d plugin \
+	-D "$out/sharing-cost.log" "$out/sharing" >/dev/null
 costs=$(sed -n 's/^kpgo-model window=0 vcpu=[0-9]* .* transfers=\([0-9]*\) cycles=\([0-9]*\)$/\1 \2/p' \
 	"$out/sharing-cost.log" | awk '{ printf "%s/%d ", $1, $2 / 100000000 }')
 check "sharing: each transfer costs transfer_latency cycles (window 0, transfers/cycles per latency: $costs)" \
 	bash -c '[[ $1 =~ ^([0-9]+)/([0-9]+)\ ([0-9]+)/([0-9]+)\ $ ]] && (( BASH_REMATCH[1] > 0 &&
 		BASH_REMATCH[1] == BASH_REMATCH[2] && BASH_REMATCH[3] == BASH_REMATCH[4] ))' _ "$costs"
 echo "sharing: two counters on one line (false sharing): $false_transfers transfers, as the host interleaved the threads"
+# transfer_report: each vCPU's places of window 0 are the in-turn counter's
+# line, taken by worker()'s code, and add up to the window's transfers;
+# window 1 has none.
+"$llvm/llvm-nm" -n "$out/sharing" >"$out/sharing.nm"
+check "transfer_report: window 0's transfers are all on in_turn's line, from worker(), as many as the window counted; window 1 has none" \
+	python3 - "$out/sharing-cost.log" "$out/sharing.nm" <<'PY'
+import re, sys
+log, nm = open(sys.argv[1]).read(), open(sys.argv[2]).read().split("\n")
+syms = [(int(a, 16), n) for a, _, n in (l.split() for l in nm if len(l.split()) == 3)]
+line = next(a for a, n in syms if re.fullmatch(r"in_turn(\.\d+)?", n))
+start = next(a for a, n in syms if n == "worker")
+end = min(a for a, _ in syms if a > start)
+ok = True
+for vcpu, total in re.findall(r"^kpgo-model window=0 vcpu=(\d+) .* transfers=(\d+) ", log, re.M):
+    places = re.findall(rf"^kpgo-model transfer window=0 vcpu={vcpu} pc=(\S+) addr=(\S+) store=\d count=(\d+)$", log, re.M)
+    counted = sum(int(c) for _, _, c in places)
+    where = {(start <= int(pc, 16) < end, int(addr, 16) == line) for pc, addr, _ in places}
+    print(f"vcpu {vcpu}: {len(places)} places, {counted} of {total} transfers, (in worker, on in_turn): {where}")
+    ok &= bool(places) and counted == int(total) and where == {(True, True)}
+ones = re.findall(r"^kpgo-model transfers window=1 vcpu=\d+ places=(\d+) ", log, re.M)
+print(f"window 1 places: {ones}")
+sys.exit(not (ok and ones and set(ones) == {"0"}))
+PY
 refuses "without the plugin header, model-plugin says to run scripts/setup" \
 	"model-plugin: no qemu-plugin.h for QEMU .* run scripts/setup" \
 	env KPGO_CACHE="$out/no-cache" "$root/scripts/model-plugin"
