@@ -12,7 +12,8 @@
 #     KPGO_SCALE_NAMES (default 2000) loads of names never loaded before:
 #     what one name costs;
 #   - resets in a loop on one CPU while a module's hooks run on the other:
-#     what Documentation/pgo.rst promises of value counts and counters;
+#     what Documentation/pgo.rst ("What a reset promises while code
+#     runs") promises of value counts and counters;
 #   - a reader held inside vmlinux's serialization on CPU 1 (a SCHED_FIFO
 #     task takes the CPU from it where it reschedules), module loads and
 #     unloads on CPU 0: all finish while it is held;

@@ -340,7 +340,8 @@ check(f"... while the thread called: during {during} of the {len(rounds)} resets
       "(at least 10%), and some profile counted calls",
       rounds and during >= len(rounds) // 10 and value_zero < len(rounds))
 check("block counters after a racing reset restart, or keep a count from before it: "
-      "never more than the thread's calls (the compiler's increments: Documentation/pgo.rst)",
+      "never more than the thread's calls (the compiler's increments: Documentation/pgo.rst, "
+      "\"What a reset promises while code runs\")",
       rounds and block_bad == 0)
 check(f"... and restart in most rounds ({len(rounds) - block_kept} of {len(rounds)})",
       rounds and block_kept < len(rounds) // 2)
