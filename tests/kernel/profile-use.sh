@@ -3,8 +3,8 @@
 #
 # make CLANG_PGO_PROFILE= itself (the series' kbuild patches), in a tree of
 # its own (build/linux-profile-use: tinyconfig + scripts/kpgo.config with
-# CONFIG_PGO_CLANG off, as an optimized build is configured), one object
-# at a time:
+# CONFIG_PGO_CLANG off, as an optimized build is configured, first without
+# CONFIG_PGO_CLANG_PROFILE_WARNINGS), one object at a time:
 #   - a new profile at the same path rebuilds the profiled objects (clang
 #     does not list the profile in its dependency files: the series makes
 #     them include a header that changes with the profile's content), and
@@ -29,8 +29,12 @@ rm -rf "$out"
 mkdir -p "$out"
 
 "$root/scripts/prepare-kernel" >"$out/prepare.log" 2>&1 || { cat "$out/prepare.log"; exit 1; }
+# The base fragments turn CONFIG_PGO_CLANG_PROFILE_WARNINGS on (the
+# optimized kernels' warnings are counted): first without it.
+echo '# CONFIG_PGO_CLANG_PROFILE_WARNINGS is not set' >"$out/no-warnings.config"
 "$root/scripts/configure-kernel" --no-pgo --fragment "$root/scripts/kpgo.config" \
-	>"$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
+	--fragment "$out/no-warnings.config" >"$out/configure.log" 2>&1 ||
+	{ cat "$out/configure.log"; exit 1; }
 
 # Two profiles that differ (any function: the kernel has none of them).
 profile=$out/kernel.profdata
