@@ -10,7 +10,9 @@
 #     one commit per patch, in order, with the patches' subjects, and its
 #     kernel/pgo/ is the project's (the working copy added nothing);
 #   - every patch that adds to kernel/pgo/ builds it: the folder as that
-#     patch leaves it compiles in build/linux without a warning.
+#     patch leaves it compiles in build/linux without a warning;
+#   - the kernel guide is under 500 lines and names none of this
+#     repository's harness.
 # Run after the kernel suite, which builds that tree.
 #
 # Usage: tests/kernel/series.sh
@@ -79,6 +81,17 @@ for p in "${patches[@]}"; do
 	status=$?
 	check "checkpatch: $name (status $status)" test "$status" -eq 0 -a ! -s "$logs/checkpatch-$name.log"
 done
+
+# The kernel's guide is a kernel user's: under 500 lines (gcov.rst,
+# autofdo.rst and propeller.rst are a few hundred), naming nothing of this
+# repository (its targets, tests, benchmarks and build folder).
+guide=$root/Documentation/pgo.rst
+guide_lines=$(wc -l <"$guide")
+check "the kernel guide is under 500 lines ($guide_lines)" test "$guide_lines" -lt 500
+grep -nE 'make (check|kernel|optimized|sampling)|bench/|tests/|build/|tested here|this repository|kpgo tree' \
+	"$guide" >"$logs/guide-harness" || true
+check "the kernel guide names none of this repository's harness ($(wc -l <"$logs/guide-harness") lines)" \
+	test ! -s "$logs/guide-harness"
 
 # The subjects as git am takes them (mailinfo unfolds and strips [PATCH]).
 subjects() {
