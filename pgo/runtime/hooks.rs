@@ -16,7 +16,7 @@ use core::ffi::c_void;
 // hooks walk (tests/kernel/hooks.sh) checks that every function the hooks
 // reach in the image is refused as a probe point, whatever was inlined.
 
-use super::objects::vmlinux;
+use super::objects::{record_module_target, vmlinux};
 use crate::profile::format::{memop_size_bucket, Layout};
 
 /// The layout the hooks read vmlinux's data records with: that of the raw
@@ -64,18 +64,6 @@ fn record_target_slow(record: usize, index: u32, value: u64) {
         record_module_target(record, index, value);
     }
 }
-
-/// [`__llvm_profile_instrument_target`] for a record vmlinux does not own.
-#[cfg(CONFIG_MODULES)]
-#[inline(always)]
-fn record_module_target(record: usize, index: u32, value: u64) {
-    super::objects::record_module_target(record, index, value);
-}
-
-/// Without modules, only vmlinux has records.
-#[cfg(not(CONFIG_MODULES))]
-#[inline(always)]
-fn record_module_target(_record: usize, _index: u32, _value: u64) {}
 
 /// Records the size bucket of `size` at memop site `index` of `data`.
 #[no_mangle]

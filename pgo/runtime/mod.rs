@@ -2,12 +2,14 @@
 
 //! The kernel side of kpgo.
 //!
-//! - `objects`: vmlinux's descriptor and the module map the hooks look a
-//!   record's module up in (constant time); module descriptors are freed
-//!   a grace period after their module's unload.
+//! - `objects`: vmlinux's descriptor; `objects/modules.rs`, the module
+//!   map the hooks look a record's module up in (constant time), and
+//!   module descriptors, freed a grace period after their module's
+//!   unload.
 //! - `hooks`: the functions the compiler's instrumentation calls.
-//! - `registry`: vmlinux and every module ever loaded, by name; module
-//!   registration (fallible steps first, publication last) and unload;
+//! - `registry`: vmlinux and every module ever loaded, by name: entries,
+//!   their files, reset and stats; `registry/modules.rs`, module
+//!   registration (fallible steps first, publication last) and unload,
 //!   saved profiles of unloaded modules, one per build, merged into.
 //! - `snapshot`: a profile serialized in one piece, without a lock.
 //! - `callees`: the other objects' functions a profile names, looked up
@@ -22,8 +24,14 @@
 //!   `reserve_mem=` region that a warm reboot keeps, and
 //!   `pgo/previous/vmlinux.profraw`, the previous boot's profile.
 //! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
-//!   `file_operations`, the module notifier, preemption and RCU sections,
-//!   deferred frees, a rate limit); with `glue.c`, the C side.
+//!   `file_operations`, the profile reads' RCU read-side sections);
+//!   `kernel_api/modules.rs`, those only module support has (the module
+//!   notifier, `struct module`, the module area, the hooks' preemption-off
+//!   sections, deferred frees); with `glue.c`, the C side.
+//!
+//! What exists only for modules is in the `modules.rs` file of each
+//! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the
+//! rest builds alone, with vmlinux as the only object.
 
 use kernel::prelude::*;
 

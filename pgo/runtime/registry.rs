@@ -19,26 +19,12 @@
 //! then the live one, concatenated raw profiles that `llvm-profdata merge`
 //! sums.
 //!
-//! # Module lifecycle
+//! # Modules
 //!
-//! At `MODULE_STATE_COMING`, before the module's init function runs, every
-//! step that can fail comes first: the name, the check of the module's
-//! sections (`ProfiledObject::new_checked`), its place in the module area,
-//! the descriptor and its baselines, the map's tables, the entry and its
-//! file. Publishing the descriptor to the hooks and to readers is the last
-//! step and cannot fail. A module that fails any step is not profiled: one
-//! log line, nothing else changed, counted in `modules_refused`.
-//!
-//! At `MODULE_STATE_GOING`, after the module's exit function, the module
-//! (found by its name and identity) is withdrawn from the hooks, its counts
-//! are merged into the saved profile of its build (created at the first
-//! unload; all saved profiles together take at most
-//! `CONFIG_PGO_KEPT_PROFILES_KB`), and the notification waits for an RCU
-//! grace period, then frees its descriptor: when it returns, no hook or
-//! reader uses the descriptor or the module's memory (`objects`).
-//!
-//! The module notifier is registered before any module can load (see
-//! `glue.c`), so every module comes through COMING.
+//! Module entries' live descriptors and saved profiles, and the module
+//! lifecycle that makes and unmakes them, are the registry's module half
+//! (`modules`), built only with module support; without it, vmlinux's is
+//! the only entry.
 //!
 //! # Locks
 //!
@@ -69,31 +55,10 @@ use super::objects::vmlinux;
 use crate::profile::epochs::EpochFigures;
 use crate::profile::sections::{ProfiledObject, Stats};
 
+// The module half; without module support, the stand-ins at the end.
 #[cfg(CONFIG_MODULES)]
-use super::kernel_api::MODULE_NAME_LEN;
-#[cfg(CONFIG_MODULES)]
-use super::kernel_api::{unload_warning_allowed, Module, ModuleEvents, ModuleNotifier, RcuBox};
-#[cfg(CONFIG_MODULES)]
-use super::objects::{self, Descriptor, ModuleObject};
-#[cfg(CONFIG_MODULES)]
-use crate::profile::callees::{retired_address_in, RETIRED_TAG};
-#[cfg(CONFIG_MODULES)]
-use crate::profile::check::SectionError;
-#[cfg(CONFIG_MODULES)]
-use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
-
-/// Bytes of saved profiles of unloaded modules, all modules together.
-#[cfg(CONFIG_MODULES)]
-const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB as usize * 1024;
-#[cfg(not(CONFIG_MODULES))]
-const KEPT_PROFILES_LIMIT: usize = 0;
-
-/// Longest entry name, with its NUL: a module's, or without modules
-/// `vmlinux`, the only entry.
-#[cfg(CONFIG_MODULES)]
-const NAME_LEN: usize = MODULE_NAME_LEN;
-#[cfg(not(CONFIG_MODULES))]
-const NAME_LEN: usize = b"vmlinux\0".len();
+mod modules;
+use modules::{ModuleParts, NAME_LEN};
 
 /// The name of an entry: `vmlinux`, or a module's name.
 #[derive(Clone, Copy)]
@@ -130,50 +95,11 @@ enum Kind {
     Module,
 }
 
-/// The saved profile of one build of a module, merged into at each unload
-/// of that build (`profile::saved`).
-#[cfg(CONFIG_MODULES)]
-pub(crate) struct SavedProfile {
-    object: ProfiledObject,
-    /// The memory `object` describes: never resized, so never moved.
-    _buffer: KVVec<u64>,
-    bytes: usize,
-    /// The saved profile of another build of the same name, or null.
-    older: AtomicPtr<Saved>,
-}
-
-/// Without module support there are no saved profiles (none is ever
-/// made; the type keeps one code path for entries).
-#[cfg(not(CONFIG_MODULES))]
-pub(crate) struct SavedProfile {
-    object: ProfiledObject,
-    bytes: usize,
-}
-
-/// A saved profile as an entry holds it: freed after a grace period.
-#[cfg(CONFIG_MODULES)]
-type Saved = RcuBox<SavedProfile>;
-
 /// The figures of a module's last load, for `stats` once it is unloaded.
 #[derive(Default)]
 struct LastStats([AtomicU64; 6]);
 
 impl LastStats {
-    #[cfg(CONFIG_MODULES)]
-    fn store(&self, stats: &Stats) {
-        let figures = [
-            stats.functions as u64,
-            stats.counters as u64,
-            stats.value_sites as u64,
-            stats.nodes_used as u64,
-            stats.nodes_capacity as u64,
-            stats.values_dropped,
-        ];
-        for (slot, figure) in self.0.iter().zip(figures) {
-            slot.store(figure, Ordering::Relaxed);
-        }
-    }
-
     fn load(&self) -> Stats {
         let figure = |i: usize| self.0[i].load(Ordering::Relaxed);
         Stats {
@@ -187,41 +113,6 @@ impl LastStats {
     }
 }
 
-/// What a module's entry holds: its live descriptor, its saved profiles.
-///
-/// # Invariants
-///
-/// `live` is null or a descriptor leaked by [`Entry::publish`], withdrawn
-/// from it (and then freed after a grace period) only under the entry's
-/// `writer`; `saved` is null or the newest of a list of saved profiles
-/// leaked by [`Entry::keep`], each linking the next older, unlinked (and
-/// then freed after a grace period) only under `writer`.
-#[cfg(CONFIG_MODULES)]
-struct ModuleParts {
-    live: AtomicPtr<Descriptor>,
-    saved: AtomicPtr<Saved>,
-}
-
-/// Without module support, entries have nothing of a module's.
-#[cfg(not(CONFIG_MODULES))]
-struct ModuleParts;
-
-impl ModuleParts {
-    const fn new() -> Self {
-        #[cfg(CONFIG_MODULES)]
-        {
-            Self {
-                live: AtomicPtr::new(ptr::null_mut()),
-                saved: AtomicPtr::new(ptr::null_mut()),
-            }
-        }
-        #[cfg(not(CONFIG_MODULES))]
-        {
-            Self
-        }
-    }
-}
-
 /// What may keep an entry's live descriptor and saved profiles while it
 /// is held: an RCU read-side section begun before they are loaded, or the
 /// entry's writer mutex, without which they are not withdrawn.
@@ -229,9 +120,7 @@ impl ModuleParts {
 /// This is a run-time check, not a proof: the types do not tie a section
 /// or a guard to an entry. Each use asks [`Self::keeps`] of the entry at
 /// hand and, where it says no, reads nothing (and warns: a bug of the
-/// caller). (Without modules nothing asks: vmlinux's objects are never
-/// freed.)
-#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
+/// caller).
 pub(crate) trait KeepsLive {
     /// Whether this keeps `entry`'s objects.
     fn keeps(&self, entry: &Entry) -> bool;
@@ -246,7 +135,6 @@ impl KeepsLive for ReadSection {
 }
 
 /// One entry's writer mutex, held.
-#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
 pub(crate) struct WriterGuard<'a> {
     entry: &'a Entry,
     _guard: kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>,
@@ -273,6 +161,7 @@ pub(crate) struct Entry {
     #[pin]
     writer: Mutex<()>,
     changes: AtomicUsize,
+    /// A module's live descriptor and saved profiles (`modules`).
     module: ModuleParts,
     /// The figures of the module's last load.
     last: LastStats,
@@ -311,7 +200,7 @@ impl Entry {
             name,
             writer <- kernel::new_mutex!((), "kpgo_entry"),
             changes: AtomicUsize::new(0),
-            module: ModuleParts::new(),
+            module: ModuleParts::default(),
             last: LastStats::default(),
             kept_unloads: AtomicUsize::new(0),
             lost_unloads: AtomicUsize::new(0),
@@ -399,88 +288,22 @@ impl Entry {
         section: &'a ReadSection,
         mut f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.for_each_saved(section, |profile| f(&profile.object, 0..0))?;
         match self.kind {
             Kind::Vmlinux => f(vmlinux(), 0..0),
-            // One load of the live descriptor: its object and its gone
-            // code go together.
-            #[cfg(CONFIG_MODULES)]
-            Kind::Module => match self.live_descriptor(section) {
-                Some(descriptor) => f(&descriptor.object, descriptor.retired_text()),
-                None => Ok(()),
-            },
-            #[cfg(not(CONFIG_MODULES))]
-            Kind::Module => Ok(()),
+            Kind::Module => self.for_each_module_object(section, f),
         }
-    }
-
-    /// Calls `f` on every saved profile, newest first.
-    #[cfg(CONFIG_MODULES)]
-    fn for_each_saved<'a, E>(
-        &'a self,
-        proof: &'a impl KeepsLive,
-        mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
-    ) -> Result<(), E> {
-        if !proof.keeps(self) {
-            pr_warn!("{}: saved profiles read without a section\n", self.name);
-            return Ok(());
-        }
-        let mut saved = self.module.saved.load(Ordering::Acquire);
-        // The list's profiles are freed only after a grace period that
-        // follows their unlinking under `writer` (the invariant of
-        // `ModuleParts`).
-        // SAFETY: `proof` keeps this entry (checked): a read-side section
-        // begun before these loads, or this entry's `writer`.
-        while let Some(profile) = unsafe { saved.as_ref() } {
-            f(profile)?;
-            saved = profile.older.load(Ordering::Acquire);
-        }
-        Ok(())
-    }
-
-    #[cfg(not(CONFIG_MODULES))]
-    fn for_each_saved<'a, E>(
-        &'a self,
-        _proof: &'a impl KeepsLive,
-        _f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
-    ) -> Result<(), E> {
-        Ok(())
     }
 
     /// The live object, if any.
     pub(crate) fn live<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
-        #[cfg(not(CONFIG_MODULES))]
-        let _ = proof;
         match self.kind {
             Kind::Vmlinux => Some(vmlinux()),
-            #[cfg(CONFIG_MODULES)]
             Kind::Module if !proof.keeps(self) => {
                 pr_warn!("{}: module read without a section\n", self.name);
                 None
             }
-            #[cfg(CONFIG_MODULES)]
-            Kind::Module => self
-                .live_descriptor(proof)
-                .map(|descriptor| &descriptor.object),
-            #[cfg(not(CONFIG_MODULES))]
-            Kind::Module => None,
+            Kind::Module => self.live_module(proof),
         }
-    }
-
-    /// The live module's descriptor, if any.
-    #[cfg(CONFIG_MODULES)]
-    pub(crate) fn live_descriptor<'a>(
-        &'a self,
-        proof: &'a impl KeepsLive,
-    ) -> Option<&'a Descriptor> {
-        if self.kind != Kind::Module || !proof.keeps(self) {
-            return None;
-        }
-        // A descriptor is freed only after a grace period that follows its
-        // withdrawal under `writer` (the invariant of `ModuleParts`).
-        // SAFETY: `proof` keeps this entry (checked above): a read-side
-        // section begun before this load, or this entry's `writer`.
-        unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
     }
 
     /// Frees the saved profiles and restarts the live counts from zero.
@@ -492,22 +315,7 @@ impl Entry {
         // The whole reset is one change, counters included: a read that
         // overlaps any of it starts again.
         let _change = self.begin_change();
-        #[cfg(CONFIG_MODULES)]
-        {
-            let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
-            while !saved.is_null() {
-                // Unlinked under `writer`, reachable by nothing that begins
-                // later (the invariant of `ModuleParts`).
-                // SAFETY: the list's profiles were leaked by `keep`.
-                let profile = unsafe { KBox::from_raw(saved) };
-                saved = profile.older.load(Ordering::Acquire);
-                KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
-                KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
-                super::kernel_api::free_after_grace_period(profile);
-            }
-            self.lost_unloads.store(0, Ordering::Relaxed);
-            self.kept_unloads.store(0, Ordering::Relaxed);
-        }
+        self.forget_unloads();
         match self.live(&writer) {
             // The baselines were attached when the object was registered.
             Some(object) => object.reset().map_err(|_| EINVAL),
@@ -518,21 +326,16 @@ impl Entry {
     fn figures(&self) -> EntryFigures {
         let section = self.read_section();
         let live = self.live(&section);
-        let mut figures = EntryFigures {
+        let (saved_profiles, saved_bytes) = self.saved_figures(&section);
+        EntryFigures {
             live: live.is_some(),
             stats: live.map_or_else(|| self.last.load(), |object| object.stats()),
-            saved_profiles: 0,
-            saved_bytes: 0,
+            saved_profiles,
+            saved_bytes,
             epochs: live
                 .map(|object| object.epoch_figures())
                 .unwrap_or_default(),
-        };
-        let _ = self.for_each_saved(&section, |profile| {
-            figures.saved_profiles += 1;
-            figures.saved_bytes += profile.bytes;
-            Ok::<(), ()>(())
-        });
-        figures
+        }
     }
 
     fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
@@ -597,16 +400,24 @@ impl<'a> ResetTarget<'a> {
     }
 }
 
-/// Module loads profiled and refused, since boot.
-static MODULES_PROFILED: AtomicUsize = AtomicUsize::new(0);
-static MODULES_REFUSED: AtomicUsize = AtomicUsize::new(0);
-/// Modules profiled now.
-static MODULES_LIVE: AtomicUsize = AtomicUsize::new(0);
 /// Entries (vmlinux's and one per module name).
 static ENTRIES: AtomicUsize = AtomicUsize::new(0);
-/// Saved profiles and their bytes, all entries together.
-static KEPT_PROFILES: AtomicUsize = AtomicUsize::new(0);
-static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// The module half's figures for `stats`: module loads, descriptors, the
+/// module map, saved profiles. All zero without module support.
+#[derive(Default)]
+struct ModuleFigures {
+    live: usize,
+    profiled: usize,
+    refused: usize,
+    descriptors: usize,
+    descriptor_bytes: usize,
+    map_tables: usize,
+    map_bytes: usize,
+    kept_profiles: usize,
+    kept_bytes: usize,
+    kept_limit_bytes: usize,
+}
 
 /// All entries: created under `creating`, which also holds `pgo/` and
 /// `pgo/live/`, where their files are made.
@@ -703,34 +514,25 @@ impl Registry {
     }
 
     fn write_stats(&self, out: &mut impl Write) -> fmt::Result {
-        let figure = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
-        #[cfg(CONFIG_MODULES)]
-        let (descriptors, descriptor_bytes, tables) = (
-            figure(&objects::DESCRIPTORS),
-            figure(&objects::DESCRIPTORS_BYTES),
-            figure(&objects::MAP_TABLES),
-        );
-        #[cfg(CONFIG_MODULES)]
-        let table_bytes = objects::TABLE_BYTES;
-        #[cfg(not(CONFIG_MODULES))]
-        let (descriptors, descriptor_bytes, tables, table_bytes) = (0, 0, 0, 0);
+        let modules = modules::figures();
+        let entries = ENTRIES.load(Ordering::Relaxed);
         write!(
             out,
             "runtime modules_live={} modules_profiled={} modules_refused={} descriptors={} \
              descriptor_bytes={} map_tables={} map_bytes={} entries={} entry_bytes={} \
-             kept_profiles={} kept_bytes={} kept_limit_bytes={KEPT_PROFILES_LIMIT} \
-             name_index_bytes={}",
-            figure(&MODULES_LIVE),
-            figure(&MODULES_PROFILED),
-            figure(&MODULES_REFUSED),
-            descriptors,
-            descriptor_bytes,
-            tables,
-            tables * table_bytes,
-            figure(&ENTRIES),
-            figure(&ENTRIES) * core::mem::size_of::<Entry>(),
-            figure(&KEPT_PROFILES),
-            figure(&KEPT_BYTES),
+             kept_profiles={} kept_bytes={} kept_limit_bytes={} name_index_bytes={}",
+            modules.live,
+            modules.profiled,
+            modules.refused,
+            modules.descriptors,
+            modules.descriptor_bytes,
+            modules.map_tables,
+            modules.map_bytes,
+            entries,
+            entries * core::mem::size_of::<Entry>(),
+            modules.kept_profiles,
+            modules.kept_bytes,
+            modules.kept_limit_bytes,
             super::callees::name_index_bytes(),
         )?;
         #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
@@ -763,320 +565,6 @@ impl Registry {
             reschedule_point();
             entry.write_stats(out)
         })
-    }
-}
-
-/// Why a module is not profiled.
-#[cfg(CONFIG_MODULES)]
-enum Refusal {
-    /// Its name is vmlinux's.
-    NamedVmlinux,
-    /// A module of the same name is live (cannot happen: the loader
-    /// refuses a second module of a name).
-    NameLive,
-    /// Its sections failed the check.
-    Sections(SectionError),
-    /// Its data records are outside the module area, which the hooks'
-    /// map covers.
-    OutsideArea,
-    /// An allocation or the debugfs file failed.
-    Failed(Error),
-}
-
-#[cfg(CONFIG_MODULES)]
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::NamedVmlinux => f.write_str("the name vmlinux is the kernel's"),
-            Refusal::NameLive => f.write_str("a module of this name is already profiled"),
-            Refusal::Sections(error) => error.fmt(f),
-            Refusal::OutsideArea => f.write_str("its __llvm_prf_data is outside the module area"),
-            Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
-            Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
-        }
-    }
-}
-
-/// Why an unload's counts were not kept.
-#[cfg(CONFIG_MODULES)]
-enum Lost {
-    /// A new saved profile would take the saved profiles beyond the limit.
-    OverLimit,
-    /// No memory for it.
-    NoMemory,
-    /// The counts could not be merged.
-    Merge(MergeError),
-}
-
-#[cfg(CONFIG_MODULES)]
-impl fmt::Display for Lost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Lost::OverLimit => write!(
-                f,
-                "kept profiles would exceed CONFIG_PGO_KEPT_PROFILES_KB={}",
-                KEPT_PROFILES_LIMIT / 1024
-            ),
-            Lost::NoMemory => f.write_str("out of memory"),
-            Lost::Merge(error) => error.fmt(f),
-        }
-    }
-}
-
-#[cfg(CONFIG_MODULES)]
-impl From<kernel::alloc::AllocError> for Lost {
-    fn from(_: kernel::alloc::AllocError) -> Self {
-        Lost::NoMemory
-    }
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Entry {
-    /// Publishes `descriptor`, the last step of a registration; false if
-    /// a module of this name is live (then `descriptor` is dropped).
-    fn publish(&self, descriptor: KBox<Descriptor>) -> bool {
-        let _writer = self.writer.lock();
-        if !self.module.live.load(Ordering::Acquire).is_null() {
-            return false;
-        }
-        let _change = self.begin_change();
-        let descriptor: &'static Descriptor = KBox::leak(descriptor);
-        // INVARIANT: leaked, published under `writer`.
-        self.module.live.store(
-            descriptor as *const Descriptor as *mut Descriptor,
-            Ordering::Release,
-        );
-        // Its records lie in its module's pages (`register` checked the
-        // module area), and only `withdraw` below frees it, after
-        // `objects::withdraw`.
-        // SAFETY: as just said, `publish`'s contract.
-        unsafe { objects::publish(descriptor) };
-        MODULES_LIVE.fetch_add(1, Ordering::Relaxed);
-        true
-    }
-
-    /// Module `id`'s init function returned and its init text is freed
-    /// next: from now on its functions there are named by their retired
-    /// addresses, in its profile and in every value that named them. One
-    /// change of the entry: a read that overlaps it starts again.
-    fn retire_init(&self, id: usize) {
-        let writer = WriterGuard {
-            entry: self,
-            _guard: self.writer.lock(),
-        };
-        let Some(descriptor) = self.live_descriptor(&writer) else {
-            return;
-        };
-        if descriptor.module != id {
-            return;
-        }
-        let _change = self.begin_change();
-        descriptor.init_freed();
-        retire_code(&descriptor.init_text, descriptor);
-    }
-
-    /// Withdraws the live descriptor of module `id`, keeps its counts, and
-    /// frees it after a grace period. Nothing if `id` is not live here.
-    fn withdraw(&self, id: usize) {
-        let writer = self.writer.lock();
-        let live = self.module.live.load(Ordering::Acquire);
-        // SAFETY: a published descriptor, freed only below, under `writer`
-        // (type invariant).
-        match unsafe { live.as_ref() } {
-            Some(descriptor) if descriptor.module == id => {}
-            _ => return,
-        }
-        let change = self.begin_change();
-        // SAFETY: as above.
-        let descriptor = unsafe { &*live };
-        // Withdrawn first: its exit function has run, the counters are
-        // final but for code that outlives it (async work), whose values are
-        // no longer recorded.
-        objects::withdraw(descriptor);
-        let kept = self.keep(&descriptor.object, &descriptor.retired_text());
-        // Its code goes: the values that name it, in every other object,
-        // are renamed to its functions' retired addresses, as the kept
-        // profile names them (its own were, by the merge).
-        retire_code(&descriptor.text, descriptor);
-        if descriptor.retired_text().is_empty() {
-            // Its init failed: its init text goes only now.
-            retire_code(&descriptor.init_text, descriptor);
-        }
-        self.last.store(&descriptor.object.stats());
-        // INVARIANT: unpublished under `writer`; freed below, after a grace
-        // period.
-        self.module.live.store(ptr::null_mut(), Ordering::Release);
-        drop(change);
-        drop(writer);
-        MODULES_LIVE.fetch_sub(1, Ordering::Relaxed);
-        // Leaked by `publish`, withdrawn from the map above and from the
-        // entry under `writer`: nothing that begins from now on reaches it.
-        // SAFETY: as just said, `retire`'s contract and `from_raw`'s.
-        unsafe { objects::retire(KBox::from_raw(live)) };
-        match kept {
-            Ok(()) => {
-                self.kept_unloads.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(reason) => {
-                self.lost_unloads.fetch_add(1, Ordering::Relaxed);
-                if unload_warning_allowed() {
-                    pr_warn!("module {}: profile not kept ({reason})\n", self.name);
-                }
-            }
-        }
-    }
-
-    /// Merges the counts of `live`, a module being unloaded, into the
-    /// saved profile of its build, created if there is none. The caller
-    /// holds `writer` and a change.
-    fn keep(&self, live: &ProfiledObject, retired: &core::ops::Range<u64>) -> Result<(), Lost> {
-        let records = live.record_count();
-        let mut scratch = KVVec::with_capacity(records, GFP_KERNEL)?;
-        for _ in 0..records {
-            scratch.push(FunctionAddress::default(), GFP_KERNEL)?;
-        }
-        let mut saved = self.module.saved.load(Ordering::Acquire);
-        // SAFETY: the list's profiles are freed only under `writer`, which
-        // the caller holds (type invariant).
-        while let Some(profile) = unsafe { saved.as_ref() } {
-            if same_build(&profile.object, live) {
-                return merge(&profile.object, live, retired, &mut scratch)
-                    .map(|_| ())
-                    .map_err(Lost::Merge);
-            }
-            saved = profile.older.load(Ordering::Acquire);
-        }
-        // The first unload of this build: a saved profile of its own.
-        let layout = SavedLayout::of(live).map_err(|e| Lost::Merge(MergeError::Version(e)))?;
-        let bytes = layout.size();
-        KEPT_BYTES
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
-                kept.checked_add(bytes)
-                    .filter(|&total| total <= KEPT_PROFILES_LIMIT)
-            })
-            .map_err(|_| Lost::OverLimit)?;
-        let profile = self.new_saved(live, retired, &layout, &mut scratch);
-        let profile = match profile {
-            Ok(profile) => profile,
-            Err(lost) => {
-                KEPT_BYTES.fetch_sub(bytes, Ordering::Relaxed);
-                return Err(lost);
-            }
-        };
-        KEPT_PROFILES.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: leaked, linked in front of the list under `writer`.
-        self.module
-            .saved
-            .store(KBox::into_raw(profile), Ordering::Release);
-        Ok(())
-    }
-
-    /// A saved profile of `live`'s build, holding `live`'s counts.
-    fn new_saved(
-        &self,
-        live: &ProfiledObject,
-        retired: &core::ops::Range<u64>,
-        layout: &SavedLayout,
-        scratch: &mut [FunctionAddress],
-    ) -> Result<KBox<Saved>, Lost> {
-        let mut buffer = KVVec::from_elem(0u64, layout.size().div_ceil(8), GFP_KERNEL)?;
-        // `live`'s sections are mapped during its GOING notification; the
-        // buffer moves into the saved profile with the descriptor, never
-        // resized.
-        // SAFETY: the layout is `live`'s; the buffer is zeroed, 8-byte
-        // aligned and large enough.
-        let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
-        merge(&object, live, retired, scratch).map_err(Lost::Merge)?;
-        RcuBox::new(SavedProfile {
-            object,
-            _buffer: buffer,
-            bytes: layout.size(),
-            older: AtomicPtr::new(self.module.saved.load(Ordering::Acquire)),
-        })
-        .map_err(|_| Lost::NoMemory)
-    }
-}
-
-#[cfg(CONFIG_MODULES)]
-impl Registry {
-    /// `MODULE_STATE_COMING`: registers an instrumented module.
-    fn module_coming(&self, module: &Module<'_>) {
-        if !module.is_instrumented() {
-            return;
-        }
-        let name = Name::new(module.name());
-        match self.register(module, &name) {
-            Ok(()) => {
-                MODULES_PROFILED.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(refusal) => {
-                MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
-                pr_err!("module {name}: {refusal}; not profiled\n");
-            }
-        }
-    }
-
-    /// Registers and publishes `module`: every fallible step first,
-    /// publication last.
-    fn register(&self, module: &Module<'_>, name: &Name) -> Result<(), Refusal> {
-        if name.as_bytes() == b"vmlinux" {
-            return Err(Refusal::NamedVmlinux);
-        }
-        // The descriptor's sections are read by the hooks and by readers
-        // only as `profiled_object` allows: `module_going` withdraws it
-        // from both when it handles the module's GOING notification, and
-        // frees it after a grace period. If a later step fails, it is
-        // dropped unused.
-        // SAFETY: the module is COMING, and kpgo's notifier, registered
-        // before any module could load, gets its GOING notification.
-        let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
-        if !objects::in_module_area(&object) {
-            return Err(Refusal::OutsideArea);
-        }
-        object.set_values_per_site(vmlinux().values_per_site());
-        // SAFETY: `register` is called by `module_coming` only, for the
-        // module of a COMING notification.
-        let text = unsafe { module.text() };
-        let descriptor = ModuleObject::new(object, module.id(), text).map_err(Refusal::Failed)?;
-        objects::reserve(&descriptor.object).map_err(Refusal::Failed)?;
-        let entry = self.add(Kind::Module, name).map_err(Refusal::Failed)?;
-        // None of its code has run: a value at one of its addresses was
-        // recorded for code that was there before (whose going was not
-        // seen: an unprofiled module, async init code that ran after its
-        // LIVE notification, a BPF program) and names no function of it.
-        for range in [&descriptor.text, &descriptor.init_text] {
-            rename_everywhere(range, |_| RETIRED_TAG);
-        }
-        // The last step, which cannot fail but for a name that is live.
-        if entry.publish(descriptor) {
-            // Published, before any of its code runs: its bias joins the
-            // switches'.
-            #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-            if let Some(object) = entry.live(&entry.read_section()) {
-                super::epochs::join(object);
-            }
-            Ok(())
-        } else {
-            Err(Refusal::NameLive)
-        }
-    }
-
-    /// `MODULE_STATE_LIVE`: the module's init text is freed next, so its
-    /// addresses name none of its functions from now on.
-    fn module_live(&self, module: &Module<'_>) {
-        let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) else {
-            return;
-        };
-        entry.retire_init(module.id());
-    }
-
-    /// `MODULE_STATE_GOING`: withdraws the module and keeps its counts. A
-    /// module that was not registered (not instrumented, refused) has no
-    /// live entry and is ignored.
-    fn module_going(&self, module: &Module<'_>) {
-        if let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) {
-            entry.withdraw(module.id());
-        }
     }
 }
 
@@ -1122,30 +610,6 @@ pub(crate) fn reset(command: &[u8]) -> Result {
     registry()?.reset(command)
 }
 
-#[cfg(CONFIG_MODULES)]
-struct Events;
-
-#[cfg(CONFIG_MODULES)]
-impl ModuleEvents for Events {
-    fn coming(module: &Module<'_>) {
-        if let Ok(registry) = registry() {
-            registry.module_coming(module);
-        }
-    }
-
-    fn live(module: &Module<'_>) {
-        if let Ok(registry) = registry() {
-            registry.module_live(module);
-        }
-    }
-
-    fn going(module: &Module<'_>) {
-        if let Ok(registry) = registry() {
-            registry.module_going(module);
-        }
-    }
-}
-
 /// An object of some entry, as [`for_each_profiled_object`] finds it.
 pub(crate) struct FoundObject<'a> {
     pub(crate) entry: &'static Entry,
@@ -1187,29 +651,6 @@ pub(crate) fn for_each_profiled_object(mut f: impl FnMut(FoundObject<'_>)) {
         });
     }
 }
-
-/// Renames, in every object, the values that are addresses in `gone`
-/// (code of `module` that goes) to the retired addresses of `module`'s
-/// functions (`ProfiledObject::rename_values`).
-#[cfg(CONFIG_MODULES)]
-fn retire_code(gone: &core::ops::Range<u64>, module: &ModuleObject) {
-    rename_everywhere(gone, |address| retired_address_in(&module.object, address));
-}
-
-/// Renames, in every object, the values that are addresses in `range` to
-/// `rename(value)`.
-#[cfg(CONFIG_MODULES)]
-fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64) {
-    if range.is_empty() {
-        return;
-    }
-    for_each_profiled_object(|found| {
-        found.object.rename_values(range, &rename);
-    });
-}
-
-#[cfg(CONFIG_MODULES)]
-static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
 
 /// `pgo/`'s subdirectories, and the indexes of each.
 #[cfg(not(CONFIG_PGO_CLANG_COUNTER_RELOCATION))]
@@ -1311,8 +752,7 @@ pub(crate) fn init() -> Result {
             }
             None => Err(ENODEV),
         });
-    #[cfg(CONFIG_MODULES)]
-    let files = files.and_then(|()| MODULE_NOTIFIER.register());
+    let files = files.and_then(|()| modules::register_notifier());
     if let Err(error) = files {
         // Dropping the directory removes it, which waits for running
         // handlers; none takes this lock.
@@ -1320,4 +760,51 @@ pub(crate) fn init() -> Result {
         return Err(error);
     }
     Ok(())
+}
+
+/// Without module support, vmlinux's is the only entry: nothing of a
+/// module's to hold, follow or count.
+#[cfg(not(CONFIG_MODULES))]
+mod modules {
+    use kernel::prelude::*;
+
+    use super::{Entry, KeepsLive, ModuleFigures, ProfiledObject, ReadSection};
+
+    /// Longest entry name, with its NUL: `vmlinux`.
+    pub(super) const NAME_LEN: usize = b"vmlinux\0".len();
+
+    /// Nothing of a module's in an entry.
+    pub(super) type ModuleParts = ();
+
+    pub(super) fn figures() -> ModuleFigures {
+        ModuleFigures::default()
+    }
+
+    pub(super) fn register_notifier() -> Result {
+        Ok(())
+    }
+
+    /// vmlinux's entry has no module's objects, saved profiles or unloads.
+    impl Entry {
+        pub(super) fn for_each_module_object<'a, E>(
+            &'a self,
+            _section: &'a ReadSection,
+            _f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
+        ) -> Result<(), E> {
+            Ok(())
+        }
+
+        pub(super) fn live_module<'a>(
+            &'a self,
+            _proof: &'a impl KeepsLive,
+        ) -> Option<&'a ProfiledObject> {
+            None
+        }
+
+        pub(super) fn saved_figures(&self, _section: &ReadSection) -> (usize, usize) {
+            (0, 0)
+        }
+
+        pub(super) fn forget_unloads(&self) {}
+    }
 }

@@ -104,11 +104,11 @@ MUTANTS = [
           "    registry().ok().map(|registry| registry.creating.lock())\n"
           "}\n\n"
           "/// The `stats` file.\n"),
-         ("pgo/runtime/registry.rs",
+         ("pgo/runtime/registry/modules.rs",
           "    fn module_coming(&self, module: &Module<'_>) {\n",
           "    fn module_coming(&self, module: &Module<'_>) {\n"
           "        drop(self.creating.lock());\n"),
-         ("pgo/runtime/registry.rs",
+         ("pgo/runtime/registry/modules.rs",
           "    fn module_going(&self, module: &Module<'_>) {\n",
           "    fn module_going(&self, module: &Module<'_>) {\n"
           "        drop(self.creating.lock());\n"),
@@ -130,7 +130,7 @@ MUTANTS = [
         "unload-frees-kept-profile",
         "a module's unload drops its saved profile instead of keeping it",
         ["modules", "rust"],
-        [("pgo/runtime/registry.rs",
+        [("pgo/runtime/registry/modules.rs",
           "        let kept = self.keep(&descriptor.object, &descriptor.retired_text());\n",
           "        let kept = self.keep(&descriptor.object, &descriptor.retired_text());\n"
           "        self.module.saved.store(ptr::null_mut(), Ordering::Release);\n")],

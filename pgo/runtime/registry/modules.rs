@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The registry's module half (only with module support): module entries'
+//! live descriptors and saved profiles, and the module lifecycle that
+//! makes and unmakes them.
+//!
+//! # Module lifecycle
+//!
+//! At `MODULE_STATE_COMING`, before the module's init function runs, every
+//! step that can fail comes first: the name, the check of the module's
+//! sections (`ProfiledObject::new_checked`), its place in the module area,
+//! the descriptor and its baselines, the map's tables, the entry and its
+//! file. Publishing the descriptor to the hooks and to readers is the last
+//! step and cannot fail. A module that fails any step is not profiled: one
+//! log line, nothing else changed, counted in `modules_refused`.
+//!
+//! At `MODULE_STATE_GOING`, after the module's exit function, the module
+//! (found by its name and identity) is withdrawn from the hooks, its counts
+//! are merged into the saved profile of its build (created at the first
+//! unload; all saved profiles together take at most
+//! `CONFIG_PGO_KEPT_PROFILES_KB`), and the notification waits for an RCU
+//! grace period, then frees its descriptor: when it returns, no hook or
+//! reader uses the descriptor or the module's memory (`objects::modules`).
+//!
+//! The module notifier is registered before any module can load (see
+//! `glue.c`), so every module comes through COMING.
+
+use core::fmt;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use kernel::prelude::*;
+
+use super::{
+    for_each_profiled_object, registry, Entry, KeepsLive, Kind, LastStats, ModuleFigures, Name,
+    Registry, WriterGuard,
+};
+use crate::profile::callees::{retired_address_in, RETIRED_TAG};
+use crate::profile::check::SectionError;
+use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
+use crate::profile::sections::{ProfiledObject, Stats};
+use crate::runtime::kernel_api::{
+    free_after_grace_period, unload_warning_allowed, Module, ModuleEvents, ModuleNotifier, RcuBox,
+    ReadSection, MODULE_NAME_LEN,
+};
+use crate::runtime::objects::{self, vmlinux, Descriptor, ModuleObject};
+
+/// Longest entry name, with its NUL: a module's.
+pub(super) const NAME_LEN: usize = MODULE_NAME_LEN;
+
+/// Bytes of saved profiles of unloaded modules, all modules together.
+const KEPT_PROFILES_LIMIT: usize = kernel::bindings::CONFIG_PGO_KEPT_PROFILES_KB as usize * 1024;
+
+/// Module loads profiled and refused, since boot.
+static MODULES_PROFILED: AtomicUsize = AtomicUsize::new(0);
+static MODULES_REFUSED: AtomicUsize = AtomicUsize::new(0);
+/// Modules profiled now.
+static MODULES_LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Saved profiles and their bytes, all entries together.
+static KEPT_PROFILES: AtomicUsize = AtomicUsize::new(0);
+static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// The module half's figures for `stats`.
+pub(super) fn figures() -> ModuleFigures {
+    let figure = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
+    let map_tables = figure(&objects::MAP_TABLES);
+    ModuleFigures {
+        live: figure(&MODULES_LIVE),
+        profiled: figure(&MODULES_PROFILED),
+        refused: figure(&MODULES_REFUSED),
+        descriptors: figure(&objects::DESCRIPTORS),
+        descriptor_bytes: figure(&objects::DESCRIPTORS_BYTES),
+        map_tables,
+        map_bytes: map_tables * objects::TABLE_BYTES,
+        kept_profiles: figure(&KEPT_PROFILES),
+        kept_bytes: figure(&KEPT_BYTES),
+        kept_limit_bytes: KEPT_PROFILES_LIMIT,
+    }
+}
+
+/// The saved profile of one build of a module, merged into at each unload
+/// of that build (`profile::saved`).
+struct SavedProfile {
+    object: ProfiledObject,
+    /// The memory `object` describes: never resized, so never moved.
+    _buffer: KVVec<u64>,
+    bytes: usize,
+    /// The saved profile of another build of the same name, or null.
+    older: AtomicPtr<Saved>,
+}
+
+/// A saved profile as an entry holds it: freed after a grace period.
+type Saved = RcuBox<SavedProfile>;
+
+/// What a module's entry holds: its live descriptor, its saved profiles.
+///
+/// # Invariants
+///
+/// `live` is null or a descriptor leaked by [`Entry::publish`], withdrawn
+/// from it (and then freed after a grace period) only under the entry's
+/// `writer`; `saved` is null or the newest of a list of saved profiles
+/// leaked by [`Entry::keep`], each linking the next older, unlinked (and
+/// then freed after a grace period) only under `writer`.
+pub(super) struct ModuleParts {
+    live: AtomicPtr<Descriptor>,
+    saved: AtomicPtr<Saved>,
+}
+
+impl Default for ModuleParts {
+    fn default() -> Self {
+        // INVARIANT: no descriptor, no saved profile.
+        Self {
+            live: AtomicPtr::new(ptr::null_mut()),
+            saved: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+impl LastStats {
+    fn store(&self, stats: &Stats) {
+        let figures = [
+            stats.functions as u64,
+            stats.counters as u64,
+            stats.value_sites as u64,
+            stats.nodes_used as u64,
+            stats.nodes_capacity as u64,
+            stats.values_dropped,
+        ];
+        for (slot, figure) in self.0.iter().zip(figures) {
+            slot.store(figure, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Why a module is not profiled.
+enum Refusal {
+    /// Its name is vmlinux's.
+    NamedVmlinux,
+    /// A module of the same name is live (cannot happen: the loader
+    /// refuses a second module of a name).
+    NameLive,
+    /// Its sections failed the check.
+    Sections(SectionError),
+    /// Its data records are outside the module area, which the hooks'
+    /// map covers.
+    OutsideArea,
+    /// An allocation or the debugfs file failed.
+    Failed(Error),
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NamedVmlinux => f.write_str("the name vmlinux is the kernel's"),
+            Refusal::NameLive => f.write_str("a module of this name is already profiled"),
+            Refusal::Sections(error) => error.fmt(f),
+            Refusal::OutsideArea => f.write_str("its __llvm_prf_data is outside the module area"),
+            Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
+            Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
+        }
+    }
+}
+
+/// Why an unload's counts were not kept.
+enum Lost {
+    /// A new saved profile would take the saved profiles beyond the limit.
+    OverLimit,
+    /// No memory for it.
+    NoMemory,
+    /// The counts could not be merged.
+    Merge(MergeError),
+}
+
+impl fmt::Display for Lost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lost::OverLimit => write!(
+                f,
+                "kept profiles would exceed CONFIG_PGO_KEPT_PROFILES_KB={}",
+                KEPT_PROFILES_LIMIT / 1024
+            ),
+            Lost::NoMemory => f.write_str("out of memory"),
+            Lost::Merge(error) => error.fmt(f),
+        }
+    }
+}
+
+impl From<kernel::alloc::AllocError> for Lost {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        Lost::NoMemory
+    }
+}
+
+impl Entry {
+    /// Calls `f(object, retired)` on every object of the module entry's
+    /// profile, in file order (`Entry::for_each_object_and_retired`): the
+    /// saved profiles, whose records carry their retired addresses
+    /// already, then the live object with its freed init text
+    /// (`ModuleObject::retired_text`).
+    pub(super) fn for_each_module_object<'a, E>(
+        &'a self,
+        section: &'a ReadSection,
+        mut f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_saved(section, |profile| f(&profile.object, 0..0))?;
+        // One load of the live descriptor: its object and its gone code
+        // go together.
+        match self.live_descriptor(section) {
+            Some(descriptor) => f(&descriptor.object, descriptor.retired_text()),
+            None => Ok(()),
+        }
+    }
+
+    /// The live module's object, if any; `proof` keeps the entry's
+    /// objects (`Entry::live` checked).
+    pub(super) fn live_module<'a>(
+        &'a self,
+        proof: &'a impl KeepsLive,
+    ) -> Option<&'a ProfiledObject> {
+        self.live_descriptor(proof)
+            .map(|descriptor| &descriptor.object)
+    }
+
+    /// The saved profiles and their bytes.
+    pub(super) fn saved_figures(&self, section: &ReadSection) -> (usize, usize) {
+        let (mut profiles, mut bytes) = (0, 0);
+        let _ = self.for_each_saved(section, |profile| {
+            profiles += 1;
+            bytes += profile.bytes;
+            Ok::<(), ()>(())
+        });
+        (profiles, bytes)
+    }
+
+    /// A reset: frees the saved profiles and forgets the unloads. The
+    /// caller holds `writer` and a change.
+    pub(super) fn forget_unloads(&self) {
+        let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
+        while !saved.is_null() {
+            // Unlinked under `writer`, reachable by nothing that begins
+            // later (the invariant of `ModuleParts`).
+            // SAFETY: the list's profiles were leaked by `keep`.
+            let profile = unsafe { KBox::from_raw(saved) };
+            saved = profile.older.load(Ordering::Acquire);
+            KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
+            KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
+            free_after_grace_period(profile);
+        }
+        self.lost_unloads.store(0, Ordering::Relaxed);
+        self.kept_unloads.store(0, Ordering::Relaxed);
+    }
+
+    /// Calls `f` on every saved profile, newest first.
+    fn for_each_saved<'a, E>(
+        &'a self,
+        proof: &'a impl KeepsLive,
+        mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !proof.keeps(self) {
+            pr_warn!("{}: saved profiles read without a section\n", self.name);
+            return Ok(());
+        }
+        let mut saved = self.module.saved.load(Ordering::Acquire);
+        // The list's profiles are freed only after a grace period that
+        // follows their unlinking under `writer` (the invariant of
+        // `ModuleParts`).
+        // SAFETY: `proof` keeps this entry (checked): a read-side section
+        // begun before these loads, or this entry's `writer`.
+        while let Some(profile) = unsafe { saved.as_ref() } {
+            f(profile)?;
+            saved = profile.older.load(Ordering::Acquire);
+        }
+        Ok(())
+    }
+
+    /// The live module's descriptor, if any.
+    fn live_descriptor<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a Descriptor> {
+        if self.kind != Kind::Module || !proof.keeps(self) {
+            return None;
+        }
+        // A descriptor is freed only after a grace period that follows its
+        // withdrawal under `writer` (the invariant of `ModuleParts`).
+        // SAFETY: `proof` keeps this entry (checked above): a read-side
+        // section begun before this load, or this entry's `writer`.
+        unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Publishes `descriptor`, the last step of a registration; false if
+    /// a module of this name is live (then `descriptor` is dropped).
+    fn publish(&self, descriptor: KBox<Descriptor>) -> bool {
+        let _writer = self.writer.lock();
+        if !self.module.live.load(Ordering::Acquire).is_null() {
+            return false;
+        }
+        let _change = self.begin_change();
+        let descriptor: &'static Descriptor = KBox::leak(descriptor);
+        // INVARIANT: leaked, published under `writer`.
+        self.module.live.store(
+            descriptor as *const Descriptor as *mut Descriptor,
+            Ordering::Release,
+        );
+        // Its records lie in its module's pages (`register` checked the
+        // module area), and only `withdraw` below frees it, after
+        // `objects::withdraw`.
+        // SAFETY: as just said, `publish`'s contract.
+        unsafe { objects::publish(descriptor) };
+        MODULES_LIVE.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Module `id`'s init function returned and its init text is freed
+    /// next: from now on its functions there are named by their retired
+    /// addresses, in its profile and in every value that named them. One
+    /// change of the entry: a read that overlaps it starts again.
+    fn retire_init(&self, id: usize) {
+        let writer = WriterGuard {
+            entry: self,
+            _guard: self.writer.lock(),
+        };
+        let Some(descriptor) = self.live_descriptor(&writer) else {
+            return;
+        };
+        if descriptor.module != id {
+            return;
+        }
+        let _change = self.begin_change();
+        descriptor.init_freed();
+        retire_code(&descriptor.init_text, descriptor);
+    }
+
+    /// Withdraws the live descriptor of module `id`, keeps its counts, and
+    /// frees it after a grace period. Nothing if `id` is not live here.
+    fn withdraw(&self, id: usize) {
+        let writer = self.writer.lock();
+        let live = self.module.live.load(Ordering::Acquire);
+        // SAFETY: a published descriptor, freed only below, under `writer`
+        // (type invariant).
+        match unsafe { live.as_ref() } {
+            Some(descriptor) if descriptor.module == id => {}
+            _ => return,
+        }
+        let change = self.begin_change();
+        // SAFETY: as above.
+        let descriptor = unsafe { &*live };
+        // Withdrawn first: its exit function has run, the counters are
+        // final but for code that outlives it (async work), whose values are
+        // no longer recorded.
+        objects::withdraw(descriptor);
+        let kept = self.keep(&descriptor.object, &descriptor.retired_text());
+        // Its code goes: the values that name it, in every other object,
+        // are renamed to its functions' retired addresses, as the kept
+        // profile names them (its own were, by the merge).
+        retire_code(&descriptor.text, descriptor);
+        if descriptor.retired_text().is_empty() {
+            // Its init failed: its init text goes only now.
+            retire_code(&descriptor.init_text, descriptor);
+        }
+        self.last.store(&descriptor.object.stats());
+        // INVARIANT: unpublished under `writer`; freed below, after a grace
+        // period.
+        self.module.live.store(ptr::null_mut(), Ordering::Release);
+        drop(change);
+        drop(writer);
+        MODULES_LIVE.fetch_sub(1, Ordering::Relaxed);
+        // Leaked by `publish`, withdrawn from the map above and from the
+        // entry under `writer`: nothing that begins from now on reaches it.
+        // SAFETY: as just said, `retire`'s contract and `from_raw`'s.
+        unsafe { objects::retire(KBox::from_raw(live)) };
+        match kept {
+            Ok(()) => {
+                self.kept_unloads.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(reason) => {
+                self.lost_unloads.fetch_add(1, Ordering::Relaxed);
+                if unload_warning_allowed() {
+                    pr_warn!("module {}: profile not kept ({reason})\n", self.name);
+                }
+            }
+        }
+    }
+
+    /// Merges the counts of `live`, a module being unloaded, into the
+    /// saved profile of its build, created if there is none. The caller
+    /// holds `writer` and a change.
+    fn keep(&self, live: &ProfiledObject, retired: &core::ops::Range<u64>) -> Result<(), Lost> {
+        let records = live.record_count();
+        let mut scratch = KVVec::with_capacity(records, GFP_KERNEL)?;
+        for _ in 0..records {
+            scratch.push(FunctionAddress::default(), GFP_KERNEL)?;
+        }
+        let mut saved = self.module.saved.load(Ordering::Acquire);
+        // SAFETY: the list's profiles are freed only under `writer`, which
+        // the caller holds (type invariant).
+        while let Some(profile) = unsafe { saved.as_ref() } {
+            if same_build(&profile.object, live) {
+                return merge(&profile.object, live, retired, &mut scratch)
+                    .map(|_| ())
+                    .map_err(Lost::Merge);
+            }
+            saved = profile.older.load(Ordering::Acquire);
+        }
+        // The first unload of this build: a saved profile of its own.
+        let layout = SavedLayout::of(live).map_err(|e| Lost::Merge(MergeError::Version(e)))?;
+        let bytes = layout.size();
+        KEPT_BYTES
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+                kept.checked_add(bytes)
+                    .filter(|&total| total <= KEPT_PROFILES_LIMIT)
+            })
+            .map_err(|_| Lost::OverLimit)?;
+        let profile = self.new_saved(live, retired, &layout, &mut scratch);
+        let profile = match profile {
+            Ok(profile) => profile,
+            Err(lost) => {
+                KEPT_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+                return Err(lost);
+            }
+        };
+        KEPT_PROFILES.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: leaked, linked in front of the list under `writer`.
+        self.module
+            .saved
+            .store(KBox::into_raw(profile), Ordering::Release);
+        Ok(())
+    }
+
+    /// A saved profile of `live`'s build, holding `live`'s counts.
+    fn new_saved(
+        &self,
+        live: &ProfiledObject,
+        retired: &core::ops::Range<u64>,
+        layout: &SavedLayout,
+        scratch: &mut [FunctionAddress],
+    ) -> Result<KBox<Saved>, Lost> {
+        let mut buffer = KVVec::from_elem(0u64, layout.size().div_ceil(8), GFP_KERNEL)?;
+        // `live`'s sections are mapped during its GOING notification; the
+        // buffer moves into the saved profile with the descriptor, never
+        // resized.
+        // SAFETY: the layout is `live`'s; the buffer is zeroed, 8-byte
+        // aligned and large enough.
+        let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
+        merge(&object, live, retired, scratch).map_err(Lost::Merge)?;
+        RcuBox::new(SavedProfile {
+            object,
+            _buffer: buffer,
+            bytes: layout.size(),
+            older: AtomicPtr::new(self.module.saved.load(Ordering::Acquire)),
+        })
+        .map_err(|_| Lost::NoMemory)
+    }
+}
+
+impl Registry {
+    /// `MODULE_STATE_COMING`: registers an instrumented module.
+    fn module_coming(&self, module: &Module<'_>) {
+        if !module.is_instrumented() {
+            return;
+        }
+        let name = Name::new(module.name());
+        match self.register(module, &name) {
+            Ok(()) => {
+                MODULES_PROFILED.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(refusal) => {
+                MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
+                pr_err!("module {name}: {refusal}; not profiled\n");
+            }
+        }
+    }
+
+    /// Registers and publishes `module`: every fallible step first,
+    /// publication last.
+    fn register(&self, module: &Module<'_>, name: &Name) -> Result<(), Refusal> {
+        if name.as_bytes() == b"vmlinux" {
+            return Err(Refusal::NamedVmlinux);
+        }
+        // The descriptor's sections are read by the hooks and by readers
+        // only as `profiled_object` allows: `module_going` withdraws it
+        // from both when it handles the module's GOING notification, and
+        // frees it after a grace period. If a later step fails, it is
+        // dropped unused.
+        // SAFETY: the module is COMING, and kpgo's notifier, registered
+        // before any module could load, gets its GOING notification.
+        let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
+        if !objects::in_module_area(&object) {
+            return Err(Refusal::OutsideArea);
+        }
+        object.set_values_per_site(vmlinux().values_per_site());
+        // SAFETY: `register` is called by `module_coming` only, for the
+        // module of a COMING notification.
+        let text = unsafe { module.text() };
+        let descriptor = ModuleObject::new(object, module.id(), text).map_err(Refusal::Failed)?;
+        objects::reserve(&descriptor.object).map_err(Refusal::Failed)?;
+        let entry = self.add(Kind::Module, name).map_err(Refusal::Failed)?;
+        // None of its code has run: a value at one of its addresses was
+        // recorded for code that was there before (whose going was not
+        // seen: an unprofiled module, async init code that ran after its
+        // LIVE notification, a BPF program) and names no function of it.
+        for range in [&descriptor.text, &descriptor.init_text] {
+            rename_everywhere(range, |_| RETIRED_TAG);
+        }
+        // The last step, which cannot fail but for a name that is live.
+        if entry.publish(descriptor) {
+            // Published, before any of its code runs: its bias joins the
+            // switches'.
+            #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
+            if let Some(object) = entry.live(&entry.read_section()) {
+                crate::runtime::epochs::join(object);
+            }
+            Ok(())
+        } else {
+            Err(Refusal::NameLive)
+        }
+    }
+
+    /// `MODULE_STATE_LIVE`: the module's init text is freed next, so its
+    /// addresses name none of its functions from now on.
+    fn module_live(&self, module: &Module<'_>) {
+        let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) else {
+            return;
+        };
+        entry.retire_init(module.id());
+    }
+
+    /// `MODULE_STATE_GOING`: withdraws the module and keeps its counts. A
+    /// module that was not registered (not instrumented, refused) has no
+    /// live entry and is ignored.
+    fn module_going(&self, module: &Module<'_>) {
+        if let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) {
+            entry.withdraw(module.id());
+        }
+    }
+}
+
+struct Events;
+
+impl ModuleEvents for Events {
+    fn coming(module: &Module<'_>) {
+        if let Ok(registry) = registry() {
+            registry.module_coming(module);
+        }
+    }
+
+    fn live(module: &Module<'_>) {
+        if let Ok(registry) = registry() {
+            registry.module_live(module);
+        }
+    }
+
+    fn going(module: &Module<'_>) {
+        if let Ok(registry) = registry() {
+            registry.module_going(module);
+        }
+    }
+}
+
+/// Renames, in every object, the values that are addresses in `gone`
+/// (code of `module` that goes) to the retired addresses of `module`'s
+/// functions (`ProfiledObject::rename_values`).
+fn retire_code(gone: &core::ops::Range<u64>, module: &ModuleObject) {
+    rename_everywhere(gone, |address| retired_address_in(&module.object, address));
+}
+
+/// Renames, in every object, the values that are addresses in `range` to
+/// `rename(value)`.
+fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64) {
+    if range.is_empty() {
+        return;
+    }
+    for_each_profiled_object(|found| {
+        found.object.rename_values(range, &rename);
+    });
+}
+
+static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
+
+/// Follows modules from now on: registers the module notifier.
+pub(super) fn register_notifier() -> Result {
+    MODULE_NOTIFIER.register()
+}
