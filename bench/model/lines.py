@@ -101,15 +101,20 @@ def parse_boot(spec, llvm_nm):
     return kernel, result
 
 
-def main():
-    args = sys.argv[1:]
-    top, llvm_nm = 8, "llvm-nm"
+def options(args, top):
+    """--top N and --nm LLVM_NM at the front of ARGS: (top, llvm_nm, the rest)."""
+    llvm_nm = "llvm-nm"
     while args[:1] in (["--top"], ["--nm"]) and len(args) > 1:
         if args[0] == "--top":
             top = int(args[1])
         else:
             llvm_nm = args[1]
         args = args[2:]
+    return top, llvm_nm, args
+
+
+def main():
+    top, llvm_nm, args = options(sys.argv[1:], 8)
     if not args or any(a.startswith("--") for a in args):
         sys.exit(__doc__)
     boots = [parse_boot(spec, llvm_nm) for spec in args]

@@ -23,7 +23,7 @@ import collections
 import re
 import sys
 
-from lines import name_of, symbols
+from lines import name_of, options, symbols
 
 KERNEL_IMAGE = 0xffffffff80000000
 
@@ -43,14 +43,7 @@ def data_name(addr, table):
 
 
 def main():
-    args = sys.argv[1:]
-    top, llvm_nm = 10, "llvm-nm"
-    while args[:1] in (["--top"], ["--nm"]) and len(args) > 1:
-        if args[0] == "--top":
-            top = int(args[1])
-        else:
-            llvm_nm = args[1]
-        args = args[2:]
+    top, llvm_nm, args = options(sys.argv[1:], 10)
     if len(args) != 3:
         sys.exit(__doc__)
     vmlinux, ops_file, log = args

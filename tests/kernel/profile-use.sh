@@ -82,21 +82,21 @@ check "with it: the profile's warnings asked for, and kept warnings under CONFIG
 
 # The refusals, each on a clean tree: nothing of the kernel may be built.
 nothing_built() { ! compgen -G "$KPGO_TREE/init/*.o" >/dev/null && ! compgen -G "$KPGO_TREE/kernel/*.o" >/dev/null; }
-"$root/scripts/kmake" -s mrproper >/dev/null 2>&1
-"$root/scripts/kmake" -s CC=gcc tinyconfig >"$out/gcc-config.log" 2>&1
-status=0
-build gcc CC=gcc || status=$?
-check "CC=gcc: CLANG_PGO_PROFILE= is refused (status $status), saying it needs clang" \
-	bash -c 'test "$1" -ne 0 && grep -q "CLANG_PGO_PROFILE= needs clang and an architecture that supports CONFIG_PGO_CLANG" "$0"' \
-	"$out/gcc.log" "$status"
-check "... before anything of the kernel is compiled" nothing_built
-"$root/scripts/kmake" -s mrproper >/dev/null 2>&1
-"$root/scripts/kmake" -s ARCH=arm64 tinyconfig >"$out/arm64-config.log" 2>&1
-status=0
-build arm64 ARCH=arm64 || status=$?
-check "ARCH=arm64 (no ARCH_SUPPORTS_PGO_CLANG): refused (status $status), saying why" \
-	bash -c 'test "$1" -ne 0 && grep -q "CLANG_PGO_PROFILE= needs clang and an architecture that supports CONFIG_PGO_CLANG" "$0"' \
-	"$out/arm64.log" "$status"
-check "... before anything of the kernel is compiled" nothing_built
+# refused WHAT ARGUMENTS...: a clean tree configured with ARGUMENTS (make
+# variables), then kernel/fork.o with the profile: refused, saying why.
+refused() {
+	local what=$1 tag=${2%%=*}
+	shift
+	"$root/scripts/kmake" -s mrproper >/dev/null 2>&1
+	"$root/scripts/kmake" -s "$@" tinyconfig >"$out/$tag-config.log" 2>&1
+	status=0
+	build "$tag" "$@" || status=$?
+	check "$what: CLANG_PGO_PROFILE= is refused (status $status), saying why" \
+		bash -c 'test "$1" -ne 0 && grep -q "CLANG_PGO_PROFILE= needs clang and an architecture that supports CONFIG_PGO_CLANG" "$0"' \
+		"$out/$tag.log" "$status"
+	check "... before anything of the kernel is compiled" nothing_built
+}
+refused "CC=gcc" CC=gcc
+refused "ARCH=arm64 (no ARCH_SUPPORTS_PGO_CLANG)" ARCH=arm64
 "$root/scripts/kmake" -s mrproper >/dev/null 2>&1
 summary profile-use
