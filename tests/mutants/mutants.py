@@ -24,9 +24,9 @@ MUTANTS = [
         "read-not-killable",
         "a profile read that keeps starting again ignores fatal signals (issue 27, bug 5)",
         ["vmlinux"],
-        [("pgo/runtime/snapshot.rs",
-          "        if fatal_signal_pending() {\n",
-          "        if fatal_signal_pending() && false {\n")],
+        [("pgo/runtime/registry.rs",
+          "            if fatal_signal_pending() {\n                return Err(EINTR);\n",
+          "            if fatal_signal_pending() && false {\n                return Err(EINTR);\n")],
     ),
     Mutant(
         "log-prefix-twice",
@@ -100,7 +100,7 @@ MUTANTS = [
           "/// The `stats` file.\n",
           "/// A mutant's lock.\n"
           "pub(crate) fn mutant_registry_lock() -> Option<kernel::sync::lock::Guard<'static, "
-          "Option<Dir>, kernel::sync::lock::mutex::MutexBackend>> {\n"
+          "Option<DirWithSub>, kernel::sync::lock::mutex::MutexBackend>> {\n"
           "    registry().ok().map(|registry| registry.creating.lock())\n"
           "}\n\n"
           "/// The `stats` file.\n"),
