@@ -224,11 +224,6 @@ struct marker {
 };
 
 /*
- * One core per vCPU, used by its vCPU's thread only.  The structures are
- * fed all the time, so that a window starts with the state the guest left;
- * only a window's counts are printed.
- */
-/*
  * transfer_report's tables, one per vCPU (only its own callbacks write it):
  * the transfers it took in its window, by instruction and data line; open
  * addressing, kept at most half full.
@@ -242,6 +237,11 @@ struct transfer_table {
 	uint64_t used, untracked;
 };
 
+/*
+ * One core per vCPU, used by its vCPU's thread only.  The structures are
+ * fed all the time, so that a window starts with the state the guest left;
+ * only a window's counts are printed.
+ */
 struct core {
 	struct tag_array l1i, l1d, l2, itlb, itlb2;
 	uint8_t *gshare;
@@ -336,7 +336,6 @@ static void print_lines(uint32_t id)
 	}
 }
 
-
 static void transfer_record(struct transfer_table *table, uint64_t pc, uint64_t line,
 			    bool store)
 {
@@ -371,7 +370,7 @@ static int by_count(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
-/* Prints TABLE's places, most transfers first, and empties it. */
+/* Prints TABLE's places, most transfers first (the next window empties it). */
 static void print_transfers(struct transfer_table *table, uint32_t id, unsigned int vcpu)
 {
 	struct transfer_stat *slot = table->slot;
@@ -391,8 +390,6 @@ static void print_transfers(struct transfer_table *table, uint32_t id, unsigned 
 			 slot[i].pc, slot[i].line << LINE_SHIFT, slot[i].store, slot[i].count);
 		qemu_plugin_outs(line);
 	}
-	memset(slot, 0, n * sizeof(*slot));
-	table->used = table->untracked = 0;
 }
 
 static void miss_to_l2(struct core *c, uint64_t addr)

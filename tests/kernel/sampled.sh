@@ -113,14 +113,21 @@ check "vmlinux: no function's frame made dynamic by sampling ($count frames base
 	test "$count" -eq 0
 
 # Two builds of the module benchmark: sampled (its own name), and with
-# PGO_SAMPLING := n (tests/kernel/modules/Kbuild) fully instrumented.
+# PGO_SAMPLING := n (tests/kernel/modules/Kbuild) fully instrumented; and
+# a third, the control of the promoted-flush check below: sampled with the
+# kernel's flags but for -do-counter-promotion=false.
 moddir=$out/modules
-mkdir -p "$moddir/full" "$moddir/sampled"
+mkdir -p "$moddir/full" "$moddir/sampled" "$moddir/promoted"
 cp "$here/modules/pgo_hookbench.c" "$moddir/full/"
 printf 'obj-m := pgo_hookbench.o\nPGO_SAMPLING := n\n' >"$moddir/full/Kbuild"
 sed 's/pgo_hookbench/pgo_sampledbench/g' "$here/modules/pgo_hookbench.c" >"$moddir/sampled/pgo_sampledbench.c"
 echo 'obj-m := pgo_sampledbench.o' >"$moddir/sampled/Kbuild"
-for dir in full sampled; do
+sed 's/pgo_hookbench/pgo_promotedbench/g' "$here/modules/pgo_hookbench.c" \
+	>"$moddir/promoted/pgo_promotedbench.c"
+printf '%s\n' 'obj-m := pgo_promotedbench.o' \
+	'CFLAGS_PGO_SAMPLING := $(subst -mllvm -do-counter-promotion=false,,$(CFLAGS_PGO_SAMPLING))' \
+	>"$moddir/promoted/Kbuild"
+for dir in full sampled promoted; do
 	"$root/scripts/kmake" -s M="$moddir/$dir" modules >"$moddir/$dir.log" 2>&1 ||
 		{ cat "$moddir/$dir.log"; echo "FAIL: the $dir module builds"; exit 1; }
 done
@@ -145,7 +152,7 @@ check "the build check refuses the module's object, with LLVM's thread-local cop
 # of them counters', before CFLAGS_PGO_SAMPLING turned it off; 1.5 after).
 # A heuristic that the sampled module's loop answers exactly.
 promoted_flushes() {
-	awk '/^[0-9a-f]+ <.*>:$/ { f = $2; p1 = p2 = "" }
+	awk '/^[0-9a-f]+ <.*>:$/ { f = $2; insn = p1 = p2 = "" }
 		/^ *[0-9a-f]+: *\t/ { p2 = p1; p1 = insn; insn = $0 }
 		/R_X86_64_PC32\t(__llvm_prf_cnts|__profc_)/ {
 			if (f !~ /^<_R/ && insn ~ /\tadd[lq]\t%[a-z0-9]+, / &&
@@ -153,9 +160,10 @@ promoted_flushes() {
 		}
 		END { print c + 0 }' "$1"
 }
-"$llvm/llvm-objdump" -dr --no-show-raw-insn "$out/plain.o" >"$out/plain.o.dis"
-count=$(promoted_flushes "$out/plain.o.dis")
-check "the control: a loop sampled with LLVM's default counter promotion flushes its count at the exit ($count)" \
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$moddir/promoted/pgo_promotedbench.ko" \
+	>"$out/promoted.ko.dis"
+count=$(promoted_flushes "$out/promoted.ko.dis")
+check "the control: the module sampled without -do-counter-promotion=false flushes its loop's count ($count)" \
 	test "$count" -gt 0
 count=$(promoted_flushes "$out/sampled.ko.dis")
 check "the sampled module's loop flushes no promoted count, outside the sampling test ($count)" \

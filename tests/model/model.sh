@@ -172,8 +172,9 @@ syms = [(int(a, 16), n) for a, _, n in (l.split() for l in nm if len(l.split()) 
 line = next(a for a, n in syms if re.fullmatch(r"in_turn(\.\d+)?", n))
 start = next(a for a, n in syms if n == "worker")
 end = min(a for a, _ in syms if a > start)
-ok = True
-for vcpu, total in re.findall(r"^kpgo-model window=0 vcpu=(\d+) .* transfers=(\d+) ", log, re.M):
+windows = re.findall(r"^kpgo-model window=0 vcpu=(\d+) .* transfers=(\d+) ", log, re.M)
+ok = len(windows) == 2
+for vcpu, total in windows:
     places = re.findall(rf"^kpgo-model transfer window=0 vcpu={vcpu} pc=(\S+) addr=(\S+) store=\d count=(\d+)$", log, re.M)
     counted = sum(int(c) for _, _, c in places)
     where = {(start <= int(pc, 16) < end, int(addr, 16) == line) for pc, addr, _ in places}
