@@ -14,6 +14,8 @@ if grep -qw kpgo_bench_model /proc/cmdline; then
 	cat "$KPGO_RESULTS/model-ops"
 	exit 0
 fi
+# The clock the benchmarks are timed with (scripts/benchmark-kernels checks it).
+cat /sys/devices/system/clocksource/clocksource0/current_clocksource >"$KPGO_RESULTS/clocksource"
 seconds=$(sed -n 's/.*kpgo_bench_seconds=\([0-9.]*\).*/\1/p' /proc/cmdline)
 /kpgo/syscalls --cpus "$cpus" "${seconds:-0.5}" >"$KPGO_RESULTS/ops"
 cat "$KPGO_RESULTS/ops"
