@@ -405,17 +405,6 @@ void kpgo_wait_for_readers(void)
 	synchronize_rcu();
 }
 
-/* A profile read's section: what it serializes is freed after it. */
-void kpgo_read_lock(void)
-{
-	rcu_read_lock();
-}
-
-void kpgo_read_unlock(void)
-{
-	rcu_read_unlock();
-}
-
 /* Where module memory is allocated: the module map's range. */
 const unsigned long kpgo_module_area_start = MODULES_VADDR;
 const unsigned long kpgo_module_area_end = MODULES_END;

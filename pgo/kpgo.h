@@ -61,8 +61,6 @@ struct page *kpgo_file_page(const void *file_pages, unsigned long index);
 void kpgo_hook_enter(void);
 void kpgo_hook_exit(void);
 void kpgo_wait_for_readers(void);
-void kpgo_read_lock(void);
-void kpgo_read_unlock(void);
 extern const unsigned long kpgo_module_area_start;
 extern const unsigned long kpgo_module_area_end;
 bool kpgo_unload_warning_ratelimit(void);

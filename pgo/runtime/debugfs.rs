@@ -68,15 +68,15 @@
 //! The files carry kernel addresses, hence root only.
 
 use kernel::c_str;
+use kernel::debugfs::{Command, Dir, Snapshot};
 use kernel::prelude::*;
 
-use super::kernel_api::{CommandSink, Dir, SnapshotSource};
 use super::{registry, snapshot};
 
 /// `<name>.profraw`; its key is its registry entry's address.
 pub(crate) struct ProfileFile;
 
-impl SnapshotSource for ProfileFile {
+impl Snapshot for ProfileFile {
     fn snapshot(key: usize) -> Result<KVVec<u8>> {
         // SAFETY: `Registry::add` creates these files, with that key.
         snapshot::entry_profile(unsafe { registry::entry_of_file(key) })
@@ -86,7 +86,7 @@ impl SnapshotSource for ProfileFile {
 /// `stats`.
 struct StatsFile;
 
-impl SnapshotSource for StatsFile {
+impl Snapshot for StatsFile {
     fn snapshot(_key: usize) -> Result<KVVec<u8>> {
         registry::stats()
     }
@@ -95,7 +95,7 @@ impl SnapshotSource for StatsFile {
 /// `reset`.
 struct ResetFile;
 
-impl CommandSink for ResetFile {
+impl Command for ResetFile {
     fn command(command: &[u8]) -> Result {
         registry::reset(command)
     }
@@ -108,4 +108,35 @@ pub(crate) fn create_fixed_files(dir: &Dir) -> Result {
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     dir.command_file::<super::epochs::EpochCommand>(c_str!("epoch"))?;
     dir.snapshot_file::<StatsFile>(c_str!("stats"), 0)
+}
+
+/// A directory at the root of debugfs with subdirectories, removed
+/// together (each subdirectory keeps it alive).
+pub(crate) struct DirWithSub {
+    top: Dir,
+    subs: KVec<Dir>,
+}
+
+impl DirWithSub {
+    /// Creates the directory `name` and `subs` in it; on an error none is
+    /// left behind.
+    pub(crate) fn create(name: &CStr, subs: &[&CStr]) -> Result<Self> {
+        let top = Dir::new(name)?;
+        let mut made = KVec::with_capacity(subs.len(), GFP_KERNEL)?;
+        for sub in subs {
+            // Within the capacity: no allocation, no failure.
+            made.push(top.subdir(sub)?, GFP_NOWAIT)?;
+        }
+        Ok(Self { top, subs: made })
+    }
+
+    /// The directory.
+    pub(crate) fn top(&self) -> &Dir {
+        &self.top
+    }
+
+    /// Its subdirectory `index`, in the order `create` was given them.
+    pub(crate) fn sub(&self, index: usize) -> Option<&Dir> {
+        self.subs.get(index)
+    }
 }

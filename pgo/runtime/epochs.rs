@@ -24,9 +24,9 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 
-use super::kernel_api::{
-    fatal_signal_pending, sleep_a_while, wait_for_old_bias, CommandSink, SnapshotSource,
-};
+use kernel::debugfs::{Command, Snapshot};
+
+use super::kernel_api::{fatal_signal_pending, sleep_a_while, wait_for_old_bias};
 use super::registry::{self, Entry};
 use super::snapshot::pause_if;
 use crate::profile::epochs::WORDS_PER_COUNTER;
@@ -116,7 +116,7 @@ pub(crate) fn finished() -> u64 {
 /// `epoch`.
 pub(crate) struct EpochCommand;
 
-impl CommandSink for EpochCommand {
+impl Command for EpochCommand {
     fn command(command: &[u8]) -> Result {
         match command {
             b"1" => switch(),
@@ -128,7 +128,7 @@ impl CommandSink for EpochCommand {
 /// `epochs/<name>.profraw`; its key is its registry entry's address.
 pub(crate) struct EpochFile;
 
-impl SnapshotSource for EpochFile {
+impl Snapshot for EpochFile {
     fn snapshot(key: usize) -> Result<KVVec<u8>> {
         // SAFETY: `Registry::add` creates these files, with that key.
         epoch_profile(unsafe { registry::entry_of_file(key) })

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C interfaces of the kernel that kpgo uses, behind safe wrappers.
+//! The C interfaces of the kernel that kpgo uses and that `kernel` has no
+//! abstraction for, behind safe wrappers.
 //!
 //! Every call from kpgo into C, and every callback C makes into kpgo
-//! (other than the hooks), is here: debugfs directories and files with
-//! their `file_operations` tables, and with `glue.c` RCU read-side
-//! sections; and in `modules` (only with module support) the module
-//! notifier, a `struct module` and its PGO sections, the hooks'
-//! preemption-off sections, deferred frees, the module area and the rate
-//! limit of the unload warning. The registry and the files are safe Rust
-//! on top of these.
+//! (other than the hooks and `kernel`'s abstractions: debugfs directories
+//! and files, RCU), is here: the mappable debugfs file and its pages, RCU
+//! read-side sections that may be skipped; and in `modules` (only with
+//! module support) the module notifier, a `struct module` and its PGO
+//! sections, the hooks' preemption-off sections, the module area and the
+//! rate limit of the unload warning. The registry and the files are safe
+//! Rust on top of these.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::ptr;
 
 use kernel::bindings;
+use kernel::debugfs::Dir;
 use kernel::error::from_err_ptr;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
+use kernel::sync::rcu;
 use kernel::uaccess::UserSlice;
 
 #[cfg(CONFIG_MODULES)]
@@ -26,31 +29,9 @@ mod modules;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use modules::*;
 
-/// Longest command a command file accepts, in bytes (a trailing newline
-/// included).
-pub(crate) const MAX_COMMAND: usize = 64;
-
 /// `FMODE_WRITE` of `include/linux/fs.h` (a `__force` cast that bindgen
 /// does not translate).
 const FMODE_WRITE: bindings::fmode_t = 1 << 1;
-
-/// A debugfs directory created by kpgo.
-///
-/// # Invariants
-///
-/// `self.0` is a directory returned by `debugfs_create_dir`
-/// (not an error pointer), not removed while `self` exists.
-pub(crate) struct Dir(*mut bindings::dentry);
-
-// SAFETY: a `Dir` only hands its dentry to debugfs functions, which any
-// thread may call.
-unsafe impl Send for Dir {}
-
-/// A read-only file whose contents are produced once, when it is opened.
-pub(crate) trait SnapshotSource {
-    /// The contents of the file created with `key`, as of now.
-    fn snapshot(key: usize) -> Result<KVVec<u8>>;
-}
 
 /// A read-only file that can be mapped: its pages are put together once,
 /// when it is opened.
@@ -59,137 +40,28 @@ pub(crate) trait MappedSource {
     fn pages(key: usize) -> Result<FilePages>;
 }
 
-/// A write-only file that takes short commands.
-pub(crate) trait CommandSink {
-    /// Applies `command`: what was written, at most [`MAX_COMMAND`] bytes,
-    /// one trailing newline removed. An error is returned to the writer.
-    fn command(command: &[u8]) -> Result;
-}
-
-impl Dir {
-    /// Creates the directory `name` at the root of debugfs.
-    pub(crate) fn create(name: &CStr) -> Result<Self> {
-        // SAFETY: `name` is NUL-terminated; a null parent is debugfs's
-        // root.
-        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), ptr::null_mut()) };
-        // INVARIANT: an error pointer is turned into its error here; the
-        // directory is removed only by `Drop`.
-        Ok(Self(from_err_ptr(dentry)?))
-    }
-
-    /// Creates `name`, mode 0400, serving what `S` produces for `key` at
-    /// each open. Opening it for writing is refused (`-EACCES`), so that
-    /// nothing is serialized for a writer.
-    pub(crate) fn snapshot_file<S: SnapshotSource>(&self, name: &CStr, key: usize) -> Result {
-        self.create_file(name, 0o400, key, &SnapshotFile::<S>::FOPS)
-    }
-
-    /// Creates `name`, mode 0400, serving the pages `M` puts together for
-    /// `key` at each open, to read and to map read-only. Opening it for
-    /// writing is refused (`-EACCES`).
-    ///
-    /// debugfs's full proxy has no `mmap`: the file is created without it
-    /// (`debugfs_create_file_unsafe`). Its handlers use nothing that its
-    /// removal frees: the key names what is never freed (the caller's
-    /// `M` says so), and an open file holds its own pages.
-    pub(crate) fn mapped_file<M: MappedSource>(&self, name: &CStr, key: usize) -> Result {
-        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
-        // invariant), the table static; `key` is never dereferenced here.
-        let dentry = unsafe {
-            bindings::debugfs_create_file_unsafe(
-                name.as_char_ptr(),
-                0o400,
-                self.0,
-                key as *mut c_void,
-                &MappedFile::<M>::FOPS,
-            )
-        };
-        from_err_ptr(dentry).map(|_| ())
-    }
-
-    /// Creates `name`, mode 0200, whose writes are commands for `C`; it
-    /// reads as empty.
-    pub(crate) fn command_file<C: CommandSink>(&self, name: &CStr) -> Result {
-        self.create_file(name, 0o200, 0, &CommandFile::<C>::FOPS)
-    }
-
-    fn create_file(
-        &self,
-        name: &CStr,
-        mode: u16,
-        key: usize,
-        fops: &'static bindings::file_operations,
-    ) -> Result {
-        // `key` is stored in the inode as an opaque word: the handlers below
-        // only turn it back into a `usize`, never dereference it.
-        // SAFETY: `name` is NUL-terminated, `self.0` a live directory (type
-        // invariant), `fops` static; `key` is never dereferenced.
-        let dentry = unsafe {
-            bindings::debugfs_create_file(
-                name.as_char_ptr(),
-                mode,
-                self.0,
-                key as *mut c_void,
-                fops,
-            )
-        };
-        from_err_ptr(dentry).map(|_| ())
-    }
-}
-
-/// A debugfs directory at the root of debugfs with subdirectories,
-/// removed together.
+/// Creates `name` in `dir`, mode 0400, serving the pages `M` puts
+/// together for `key` at each open, to read and to map read-only. Opening
+/// it for writing is refused (`-EACCES`).
 ///
-/// # Invariants
-///
-/// Each of `subs` is a directory created in `top`. It is removed with
-/// `top`, which removes what is in it, and never on its own
-/// (`ManuallyDrop`): nothing can reach it once `top` is removed, since
-/// all go with `self`.
-pub(crate) struct DirWithSub {
-    top: Dir,
-    subs: KVec<core::mem::ManuallyDrop<Dir>>,
-}
-
-impl DirWithSub {
-    /// Creates the directory `name` and `subs` in it; on an error none is
-    /// left behind.
-    pub(crate) fn create(name: &CStr, subs: &[&CStr]) -> Result<Self> {
-        let top = Dir::create(name)?;
-        let mut made = KVec::with_capacity(subs.len(), GFP_KERNEL)?;
-        for sub in subs {
-            // SAFETY: `sub` is NUL-terminated, `top.0` a live directory
-            // (type invariant of `Dir`).
-            let dentry = unsafe { bindings::debugfs_create_dir(sub.as_char_ptr(), top.0) };
-            // INVARIANT: created in `top`; an error pointer becomes its
-            // error, and `top` is then dropped, removed with what is in it.
-            let dir = core::mem::ManuallyDrop::new(Dir(from_err_ptr(dentry)?));
-            // Within the capacity: no allocation, no failure.
-            made.push(dir, GFP_NOWAIT)?;
-        }
-        Ok(Self { top, subs: made })
-    }
-
-    /// The directory.
-    pub(crate) fn top(&self) -> &Dir {
-        &self.top
-    }
-
-    /// Its subdirectory `index`, in the order `create` was given them.
-    pub(crate) fn sub(&self, index: usize) -> Option<&Dir> {
-        self.subs.get(index).map(|dir| &**dir)
-    }
-}
-
-impl Drop for Dir {
-    /// Removes the directory and every file in it, so that no failure path
-    /// leaves it behind. debugfs waits for the handlers that are running
-    /// and fails the later calls of files that are still open.
-    fn drop(&mut self) {
-        // SAFETY: `self.0` is a live directory (type invariant), removed
-        // once: this is its drop.
-        unsafe { bindings::debugfs_remove(self.0) };
-    }
+/// debugfs's full proxy has no `mmap`, nor has `kernel::debugfs`: the file
+/// is created without the proxy (`debugfs_create_file_unsafe`). Its
+/// handlers use nothing that its removal frees: the key names what is
+/// never freed (the caller's `M` says so), and an open file holds its own
+/// pages.
+pub(crate) fn create_mapped_file<M: MappedSource>(dir: &Dir, name: &CStr, key: usize) -> Result {
+    // SAFETY: `name` is NUL-terminated, `dir.as_raw()` a live directory
+    // while `dir` is, the table static; `key` is never dereferenced here.
+    let dentry = unsafe {
+        bindings::debugfs_create_file_unsafe(
+            name.as_char_ptr(),
+            0o400,
+            dir.as_raw(),
+            key as *mut c_void,
+            &MappedFile::<M>::FOPS,
+        )
+    };
+    from_err_ptr(dentry).map(|_| ())
 }
 
 /// All-zero `file_operations`: every callback `None`, no owner (built-in
@@ -198,31 +70,6 @@ const NO_FOPS: bindings::file_operations =
     // SAFETY: `file_operations` is plain data whose fields are all valid
     // when zero (null owner, `None` callbacks, no flags).
     unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
-
-/// The `file_operations` of a [`SnapshotSource`] file.
-struct SnapshotFile<S>(PhantomData<S>);
-
-impl<S: SnapshotSource> SnapshotFile<S> {
-    const FOPS: bindings::file_operations = bindings::file_operations {
-        open: Some(snapshot_open::<S>),
-        read: Some(snapshot_read),
-        llseek: Some(bindings::default_llseek),
-        release: Some(release_attached::<KVVec<u8>>),
-        ..NO_FOPS
-    };
-}
-
-/// The `file_operations` of a [`CommandSink`] file.
-struct CommandFile<C>(PhantomData<C>);
-
-impl<C: CommandSink> CommandFile<C> {
-    const FOPS: bindings::file_operations = bindings::file_operations {
-        read: Some(empty_read),
-        write: Some(command_write::<C>),
-        llseek: Some(bindings::noop_llseek),
-        ..NO_FOPS
-    };
-}
 
 /// One reference to a page of memory that others may share: the kernel
 /// code that writes it (live pages), the mappings made of it.
@@ -456,30 +303,39 @@ impl<M: MappedSource> MappedFile<M> {
         read: Some(mapped_read),
         llseek: Some(mapped_llseek),
         mmap: Some(mapped_mmap),
-        release: Some(release_attached::<FilePages>),
+        release: Some(mapped_release),
         ..NO_FOPS
     };
 }
 
-/// Puts the pages together and hands them to the open file.
+/// Refuses a writer, then puts the pages together and hands them to the
+/// open file.
 ///
 /// # Safety
 ///
-/// Called by the VFS as `open` of a file created by [`Dir::mapped_file`]:
-/// `inode` and `file` are valid for the call.
+/// Called by the VFS as `open` of a file created by
+/// [`create_mapped_file`]: `inode` and `file` are valid for the call.
 unsafe extern "C" fn mapped_open<M: MappedSource>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    let make = |key| {
-        let pages = M::pages(key)?;
-        // SAFETY: `file` is being opened (the function's contract).
-        unsafe { kpgo_set_file_size(file.cast(), pages.len as bindings::loff_t) };
-        Ok(pages)
+    // SAFETY: both are valid for the call (the function's contract);
+    // `i_private` holds the key the file was created with.
+    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
+    if mode & FMODE_WRITE != 0 {
+        return EACCES.to_errno();
+    }
+    let pages = match M::pages(key).and_then(|pages| Ok(KBox::new(pages, GFP_KERNEL)?)) {
+        Ok(pages) => pages,
+        Err(error) => return error.to_errno(),
     };
-    // SAFETY: the function's contract; the release is
-    // `release_attached::<FilePages>`.
-    unsafe { attach_on_open(inode, file, make) }
+    // SAFETY: `file` is being opened (the function's contract); its
+    // `private_data` is ours until `mapped_release` takes it back.
+    unsafe {
+        kpgo_set_file_size(file.cast(), pages.len as bindings::loff_t);
+        (*file).private_data = KBox::into_raw(pages).cast();
+    }
+    0
 }
 
 /// # Safety
@@ -494,7 +350,7 @@ unsafe extern "C" fn mapped_read(
 ) -> isize {
     // SAFETY: `mapped_open` attached the pages, `pos` is valid (the
     // function's contract).
-    let (pages, start) = unsafe { (attached::<FilePages>(file), *pos) };
+    let (pages, start) = unsafe { (attached_pages(file), *pos) };
     let Ok(start) = usize::try_from(start) else {
         return EINVAL.to_errno() as isize;
     };
@@ -537,7 +393,7 @@ unsafe extern "C" fn mapped_mmap(
     vma: *mut bindings::vm_area_struct,
 ) -> c_int {
     // SAFETY: `mapped_open` attached the pages (the function's contract).
-    let pages = unsafe { attached::<FilePages>(file) };
+    let pages = unsafe { attached_pages(file) };
     // SAFETY: `vma` is being set up under its mmap lock (the function's
     // contract); its file is `file`, whose pages the fault handler finds.
     unsafe { kpgo_mmap_prepare(vma.cast(), pages.pages.len() as core::ffi::c_ulong) }
@@ -555,157 +411,38 @@ unsafe extern "C" fn mapped_llseek(
     whence: c_int,
 ) -> bindings::loff_t {
     // SAFETY: `mapped_open` attached the pages (the function's contract).
-    let len = unsafe { attached::<FilePages>(file) }.len;
+    let len = unsafe { attached_pages(file) }.len;
     // SAFETY: `file` is valid (the function's contract).
     unsafe { bindings::fixed_size_llseek(file, offset, whence, len as bindings::loff_t) }
 }
 
-/// What `open` attached to `file` (see [`attach_on_open`]).
+/// The pages [`mapped_open`] attached to `file`.
 ///
 /// # Safety
 ///
-/// `file` is valid, and an [`attach_on_open`] for `T` opened it: the
-/// reference lives until the release, which the VFS never runs during
+/// `file` is valid and was opened by [`mapped_open`]; the reference is
+/// used only until the file's release, which the VFS never runs during
 /// another call of the file.
-unsafe fn attached<'a, T>(file: *mut bindings::file) -> &'a T {
+unsafe fn attached_pages<'a>(file: *mut bindings::file) -> &'a FilePages {
     // SAFETY: the function's contract.
-    unsafe { &*((*file).private_data as *const T) }
+    unsafe { &*((*file).private_data as *const FilePages) }
 }
 
-/// The common part of `open`: refuses a writer (`-EACCES`), makes the
-/// file's `T` from the key it was created with and attaches it.
-///
-/// # Safety
-///
-/// Called from the VFS's `open`: `inode` and `file` are valid for the
-/// call, and the file's `release` is [`release_attached::<T>`].
-unsafe fn attach_on_open<T>(
-    inode: *mut bindings::inode,
-    file: *mut bindings::file,
-    make: impl FnOnce(usize) -> Result<T>,
-) -> c_int {
-    // SAFETY: both are valid for the call (the function's contract);
-    // `i_private` holds the key the file was created with.
-    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
-    if mode & FMODE_WRITE != 0 {
-        return EACCES.to_errno();
-    }
-    let attached = match make(key).and_then(|value| Ok(KBox::new(value, GFP_KERNEL)?)) {
-        Ok(attached) => attached,
-        Err(error) => return error.to_errno(),
-    };
-    // SAFETY: `file` is being opened: its `private_data` is ours until
-    // `release_attached` takes it back.
-    unsafe { (*file).private_data = KBox::into_raw(attached).cast() };
-    0
-}
-
-/// Frees what [`attach_on_open`] attached. Mappings keep their own page
+/// Frees what [`mapped_open`] attached. Mappings keep their own page
 /// references.
 ///
 /// # Safety
 ///
-/// Called by the VFS as `release` of a file that an [`attach_on_open`]
-/// for `T` opened (a failed open is never released).
-unsafe extern "C" fn release_attached<T>(
+/// Called by the VFS as `release` of a file that [`mapped_open`] opened
+/// (a failed open is never released).
+unsafe extern "C" fn mapped_release(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: `private_data` is `attach_on_open`'s `KBox::into_raw`,
-    // released exactly once, here.
-    drop(unsafe { KBox::from_raw((*file).private_data as *mut T) });
+    // SAFETY: `private_data` is `mapped_open`'s `KBox::into_raw`, taken
+    // back exactly once, here.
+    drop(unsafe { KBox::from_raw((*file).private_data as *mut FilePages) });
     0
-}
-
-/// Produces the snapshot and hands it to the open file.
-///
-/// # Safety
-///
-/// Called by the VFS as `open` of a file created by
-/// [`Dir::snapshot_file`]: `inode` and `file` are valid for the call.
-unsafe extern "C" fn snapshot_open<S: SnapshotSource>(
-    inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: the function's contract; the release is
-    // `release_attached::<KVVec<u8>>`.
-    unsafe { attach_on_open(inode, file, S::snapshot) }
-}
-
-/// # Safety
-///
-/// Called by the VFS as `read` of a file opened by [`snapshot_open`]:
-/// `file` and `pos` are valid, `buf` is a user pointer of `count` bytes.
-unsafe extern "C" fn snapshot_read(
-    file: *mut bindings::file,
-    buf: *mut c_char,
-    count: usize,
-    pos: *mut bindings::loff_t,
-) -> isize {
-    // SAFETY: `snapshot_open` attached the bytes (the function's contract).
-    let bytes = unsafe { attached::<KVVec<u8>>(file) };
-    // SAFETY: `buf`/`count` are the user's buffer and `pos` the position
-    // (the function's contract); `bytes` is readable for its length.
-    unsafe {
-        bindings::simple_read_from_buffer(
-            buf.cast(),
-            count,
-            pos,
-            bytes.as_ptr().cast(),
-            bytes.len(),
-        )
-    }
-}
-
-/// A command file reads as empty, so that copying the directory copies no
-/// command.
-///
-/// # Safety
-///
-/// None beyond the VFS's `read` contract: no argument is used.
-unsafe extern "C" fn empty_read(
-    _file: *mut bindings::file,
-    _buf: *mut c_char,
-    _count: usize,
-    _pos: *mut bindings::loff_t,
-) -> isize {
-    0
-}
-
-/// Reads one command from user space and applies it.
-///
-/// # Safety
-///
-/// Called by the VFS as `write`: `buf` is a user pointer of `count` bytes.
-unsafe extern "C" fn command_write<C: CommandSink>(
-    _file: *mut bindings::file,
-    buf: *const c_char,
-    count: usize,
-    _pos: *mut bindings::loff_t,
-) -> isize {
-    let mut storage = [0u8; MAX_COMMAND];
-    match read_command(buf, count, &mut storage).and_then(C::command) {
-        // All `count` bytes taken.
-        Ok(()) => count as isize,
-        Err(error) => error.to_errno() as isize,
-    }
-}
-
-/// Copies a command of at most [`MAX_COMMAND`] bytes from user space and
-/// removes one trailing newline.
-fn read_command(
-    buf: *const c_char,
-    count: usize,
-    storage: &mut [u8; MAX_COMMAND],
-) -> Result<&[u8]> {
-    if count == 0 || count > MAX_COMMAND {
-        return Err(EINVAL);
-    }
-    UserSlice::new(buf as usize, count)
-        .reader()
-        .read_slice(&mut storage[..count])?;
-    let command = &storage[..count];
-    Ok(command.strip_suffix(b"\n").unwrap_or(command))
 }
 
 // glue.c. A `struct page`, `struct file` or `struct vm_area_struct` is
@@ -816,26 +553,19 @@ pub(crate) fn sleep_a_while() {
 }
 
 /// An RCU read-side section, from [`Self::enter`] to the drop: what was
-/// found in it and is freed after a grace period (`free_after_grace_period`)
-/// stays valid until it ends. It must not sleep. (Without modules nothing
-/// is freed that way, and it is empty.)
+/// found in it and is freed after a grace period (`RcuBox`) stays valid
+/// until it ends. It must not sleep.
 pub(crate) struct ReadSection {
-    active: bool,
-    _not_send: PhantomData<*mut ()>,
+    /// `None` for [`Self::for_static_objects`]. Not `Send`: the section
+    /// ends in the task that began it.
+    guard: Option<rcu::Guard>,
 }
 
 impl ReadSection {
     /// Begins the section.
     pub(crate) fn enter() -> Self {
-        // The drop ends it, in this task: the guard is not `Send`.
-        #[cfg(CONFIG_MODULES)]
-        // SAFETY: no precondition.
-        unsafe {
-            modules::kpgo_read_lock()
-        };
         Self {
-            active: true,
-            _not_send: PhantomData,
+            guard: Some(rcu::read_lock()),
         }
     }
 
@@ -848,29 +578,12 @@ impl ReadSection {
     ///
     /// What is read while it is held is never freed.
     pub(crate) unsafe fn for_static_objects() -> Self {
-        Self {
-            active: false,
-            _not_send: PhantomData,
-        }
+        Self { guard: None }
     }
-}
 
-impl ReadSection {
     /// Whether sleeping is allowed while this is held: only without a
     /// section at all.
     pub(crate) fn may_sleep(&self) -> bool {
-        !self.active
-    }
-}
-
-impl Drop for ReadSection {
-    fn drop(&mut self) {
-        if self.active {
-            // SAFETY: `enter` began the section in this task.
-            #[cfg(CONFIG_MODULES)]
-            unsafe {
-                modules::kpgo_read_unlock()
-            };
-        }
+        self.guard.is_none()
     }
 }

@@ -15,9 +15,9 @@
 
 use core::ffi::c_void;
 
+use kernel::debugfs::Snapshot;
 use kernel::prelude::*;
 
-use super::kernel_api::SnapshotSource;
 use super::objects::vmlinux;
 use super::snapshot::pause_if;
 use crate::profile::persist::{BuildId, End, PersistError, Previous};
@@ -111,7 +111,7 @@ pub(crate) fn settle() {
 /// `previous/vmlinux.profraw`.
 pub(crate) struct PreviousFile;
 
-impl SnapshotSource for PreviousFile {
+impl Snapshot for PreviousFile {
     fn snapshot(_key: usize) -> Result<KVVec<u8>> {
         let object = vmlinux();
         let mut measure = Measure::new();

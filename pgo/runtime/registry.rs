@@ -44,11 +44,11 @@ use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 
-use super::debugfs::{self, ProfileFile};
+use super::debugfs::{self, DirWithSub, ProfileFile};
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
 use super::epochs::EpochFile;
 use super::kernel_api::{
-    fatal_signal_pending, reschedule_point, sleep_a_while, DirWithSub, ReadSection,
+    create_mapped_file, fatal_signal_pending, reschedule_point, sleep_a_while, ReadSection,
 };
 use super::live::LiveFile;
 use super::objects::vmlinux;
@@ -471,7 +471,8 @@ impl Registry {
         dirs.top().snapshot_file::<ProfileFile>(file_name, key)?;
         // The entry is usable without them: its profile file exists.
         let live = dirs.sub(SUB_LIVE).ok_or(ENOENT);
-        if let Err(error) = live.and_then(|dir| dir.mapped_file::<LiveFile>(file_name, key)) {
+        if let Err(error) = live.and_then(|dir| create_mapped_file::<LiveFile>(dir, file_name, key))
+        {
             pr_warn!("no live/{file_name}: error {}\n", error.to_errno());
         }
         #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]

@@ -86,6 +86,13 @@ run() {
 	check "$name: every case passed but the known failures (failed: $(paste -sd, "$out/$name.failed"))" \
 		test "$(cat "$out/$name.failed")" = "$known_failures"
 	check "$name: test_bitmap passed (console)" grep -q '^test_bitmap ok ' "$out/$name.table"
+	# The Rust abstractions the series adds (rust/kernel/debugfs.rs,
+	# module_notifier.rs, sync/rcu.rs): their doctests ran, and passed.
+	local doctest
+	for doctest in debugfs_rs_0 module_notifier_rs_0 sync_rcu_rs_0; do
+		check "$name: the doctest rust_doctest_kernel_$doctest passed" \
+			grep -qE "^\s*ok [0-9]+ rust_doctest_kernel_$doctest\$" "$r/kunit/rust_doctests_kernel"
+	done
 	awk -v k="$name" '{ split($3, c, "="); n += c[2]; split($5, f, "="); bad += f[2] }
 		END { printf "kunit: %s: %d suites, %d cases, %d failed\n", k, NR, n, bad }' \
 		"$out/$name.table" || true

@@ -112,13 +112,21 @@ git -C "$tree" status --porcelain --untracked-files=all -- kernel/pgo \
 check "build/linux: kernel/pgo/ is exactly what the series adds (nothing changed or added)" \
 	test -f "$tree/kernel/pgo/Kconfig" -a ! -s "$logs/kernel-pgo-status"
 
-# Every file the series adds has a maintainer: the runtime's entry.
+# Every file the series adds has a maintainer: the runtime's entry for
+# the runtime and its guide; the Rust abstractions (rust/) the entries of
+# what they wrap (RUST, and DRIVER CORE for debugfs), so that the
+# maintainers who take them are asked.
 uncovered=()
 while read -r file; do
+	case $file in
+	rust/kernel/debugfs.rs) entry="DRIVER CORE, KOBJECTS, DEBUGFS AND SYSFS" ;;
+	rust/*) entry="RUST" ;;
+	*) entry="CLANG PGO PROFILE RUNTIME" ;;
+	esac
 	(cd "$tree" && PATH=/usr/bin:$PATH perl scripts/get_maintainer.pl --no-git --no-git-fallback \
-		-f "$file" 2>/dev/null) | grep -q "CLANG PGO PROFILE RUNTIME" || uncovered+=("$file")
+		-f "$file" 2>/dev/null) | grep -q ":$entry)" || uncovered+=("$file")
 done < <(git -C "$tree" diff --name-only --diff-filter=A "HEAD~${#patches[@]}" HEAD)
-check "get_maintainer.pl: every file the series adds is in the CLANG PGO PROFILE RUNTIME entry (not: ${uncovered[*]:-none})" \
+check "get_maintainer.pl: every file the series adds is in its entry (not: ${uncovered[*]:-none})" \
 	test "${#uncovered[@]}" -eq 0
 
 # Trees are hard-linked copies of one checkout (kpgo_new_tree): the build

@@ -84,12 +84,13 @@ MUTANTS = [
           "        if !true {\n")],
     ),
     Mutant(
-        "profile-mode-0444",
-        "profile files are created 0444 (readable by every user) instead of 0400",
+        "live-mode-0444",
+        "live files are created 0444 (readable by every user) instead of 0400 (the "
+        "profile files' mode is kernel::debugfs's, in an integration patch)",
         ["vmlinux", "modules", "lockdown"],
         [("pgo/runtime/kernel_api.rs",
-          "self.create_file(name, 0o400, key, &SnapshotFile::<S>::FOPS)",
-          "self.create_file(name, 0o444, key, &SnapshotFile::<S>::FOPS)")],
+          "            0o400,\n            dir.as_raw(),\n",
+          "            0o444,\n            dir.as_raw(),\n")],
     ),
     Mutant(
         "readers-block-loaders",

@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C interfaces that only module support has: the module notifier, a
-//! `struct module` and its PGO sections, the module area, and with
-//! `glue.c` the hooks' preemption-off sections, RCU grace periods and
-//! deferred frees (what is freed that way is a module's), and the rate
-//! limit of the unload warning.
+//! The C interfaces that only module support has: what kpgo reads of a
+//! `struct module` (its PGO sections; `kernel::module_notifier` brings
+//! the events), the module area, and with
+//! `glue.c` the hooks' preemption-off sections, RCU grace periods, and the
+//! rate limit of the unload warning.
 
-use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, Ordering};
 
 use kernel::bindings;
-use kernel::error::to_result;
-use kernel::ffi::{c_char, c_int, c_ulong};
+use kernel::ffi::{c_char, c_ulong};
+use kernel::module_notifier::Module;
 use kernel::prelude::*;
-use kernel::types::Opaque;
 
 use crate::profile::check::SectionError;
 use crate::profile::sections::{ProfiledObject, SectionRange, Sections, MAX_NOTE_RANGES};
@@ -27,8 +24,6 @@ extern "C" {
     fn kpgo_hook_enter();
     fn kpgo_hook_exit();
     fn kpgo_wait_for_readers();
-    pub(super) fn kpgo_read_lock();
-    pub(super) fn kpgo_read_unlock();
     fn kpgo_unload_warning_ratelimit() -> bool;
     static kpgo_module_area_start: c_ulong;
     static kpgo_module_area_end: c_ulong;
@@ -101,100 +96,12 @@ pub(crate) fn wait_for_readers() {
     unsafe { kpgo_wait_for_readers() };
 }
 
-/// A `T` that is freed after an RCU grace period
-/// ([`free_after_grace_period`]).
-///
-/// # Invariants
-///
-/// `head` is the first field (`repr(C)`), so that the callback finds
-/// the box from it; it is used only by `call_rcu`.
-#[repr(C)]
-pub(crate) struct RcuBox<T> {
-    head: Opaque<bindings::callback_head>,
-    value: T,
-}
-
-// SAFETY: a shared `RcuBox` gives access to `value` only (`Deref`),
-// which is `Sync`; `head` is never used through a shared reference:
-// only `free_after_grace_period` hands it to `call_rcu`, from the
-// `KBox` that owns the box, after which nothing else can reach it
-// (its contract's caller withdrew it from every reader first).
-unsafe impl<T: Sync> Sync for RcuBox<T> {}
-
-impl<T> RcuBox<T> {
-    /// Allocates one.
-    pub(crate) fn new(value: T) -> Result<KBox<Self>> {
-        // INVARIANT: `head` first, unused until `call_rcu`.
-        Ok(KBox::new(
-            Self {
-                head: Opaque::uninit(),
-                value,
-            },
-            GFP_KERNEL,
-        )?)
-    }
-}
-
-impl<T> core::ops::Deref for RcuBox<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        &self.value
-    }
-}
-
-/// Frees `object` after an RCU grace period: after every hook section
-/// and read-side section that began before this call has ended. The
-/// drop runs in RCU's callback (softirq or an rcuo thread, any CPU),
-/// hence `Send`, and must not sleep.
-pub(crate) fn free_after_grace_period<T: Send + 'static>(object: KBox<RcuBox<T>>) {
-    let object = KBox::into_raw(object);
-    // `call_rcu` calls `free_rcu_box` once, after the grace period.
-    // SAFETY: `object` is valid and ours; its head is unused so far.
-    unsafe { bindings::call_rcu((*object).head.get(), Some(free_rcu_box::<T>)) };
-}
-
-/// # Safety
-///
-/// Called by RCU, once, with the head of an `RcuBox<T>` that
-/// `free_after_grace_period` handed over.
-unsafe extern "C" fn free_rcu_box<T: Send + 'static>(head: *mut bindings::callback_head) {
-    // SAFETY: the head is the first field of the box (type invariant),
-    // which `free_after_grace_period` got from `KBox::into_raw`.
-    drop(unsafe { KBox::from_raw(head.cast::<RcuBox<T>>()) });
-}
-
-/// A `struct module` that the kernel keeps valid while `'a` lasts.
-///
-/// Only fields that do not change after the module is formed are read
-/// through it (name, PGO sections), and its state with a volatile
-/// read: the loader writes the rest while kpgo looks, so no Rust
-/// reference to the whole struct is ever made.
-///
-/// # Invariants
-///
-/// `module` points to a `struct module` that stays valid
-/// for `'a` (each constructor says why).
-pub(crate) struct Module<'a> {
-    module: *const bindings::module,
-    _valid: PhantomData<&'a bindings::module>,
-}
-
-impl Module<'_> {
-    /// An address that tells this module apart from every other
-    /// module loaded at the same time.
-    pub(crate) fn id(&self) -> usize {
-        self.module as usize
-    }
-
-    /// The module's name.
-    pub(crate) fn name(&self) -> &[u8] {
-        // SAFETY: `self.module` is valid for `'a` (type invariant); its
-        // name is written before the module is formed and never again.
-        let name = unsafe { &*ptr::addr_of!((*self.module).name) };
-        let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-        &name[..len]
-    }
+/// What kpgo reads of a `struct module` beyond its name (with its
+/// `kernel::module_notifier` events).
+pub(crate) trait ModuleExt {
+    /// An address that tells this module apart from every other module
+    /// loaded at the same time.
+    fn id(&self) -> usize;
 
     /// The addresses of the module's text (`MOD_TEXT`) and of its init
     /// text (`MOD_INIT_TEXT`), as laid out before the module is formed.
@@ -203,14 +110,40 @@ impl Module<'_> {
     ///
     /// The module is COMING: after its LIVE notification the loader
     /// clears its init memory's `base` and `size` while kpgo may look.
-    pub(crate) unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
+    unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>);
+
+    /// Whether the module has PGO sections (was built with
+    /// `-fprofile-generate`).
+    fn is_instrumented(&self) -> bool;
+
+    /// The descriptor of the module's PGO sections, checked
+    /// (`ProfiledObject::new_checked`): an error says why the sections
+    /// are refused.
+    ///
+    /// # Safety
+    ///
+    /// The module is coming or live, and will get its GOING
+    /// notification. Once the caller's handling of it returns, the
+    /// descriptor's methods that read the sections (see
+    /// `ProfiledObject`) are not called any more: the loader may free
+    /// the memory as soon as the GOING notifiers returned (kpgo's
+    /// waits for its own readers, `objects::retire`).
+    unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError>;
+}
+
+impl ModuleExt for Module<'_> {
+    fn id(&self) -> usize {
+        self.as_ptr() as usize
+    }
+
+    unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
         let range = |kind: bindings::mod_mem_type| {
-            // SAFETY: `self.module` is valid for `'a` (type invariant),
+            // SAFETY: `self.as_ptr()` is valid while `self` is (`Module`),
             // `kind` is an index of `mem`; a COMING module's `mem[]`
             // (the caller's contract) is written by nothing: only its
             // `base` and `size` are read, no reference is made.
             let (base, size) = unsafe {
-                let mem = ptr::addr_of!((*self.module).mem[kind as usize]);
+                let mem = ptr::addr_of!((*self.as_ptr()).mem[kind as usize]);
                 (
                     ptr::addr_of!((*mem).base).read_volatile(),
                     ptr::addr_of!((*mem).size).read_volatile(),
@@ -225,33 +158,12 @@ impl Module<'_> {
         )
     }
 
-    /// Whether the module has PGO sections (was built with
-    /// `-fprofile-generate`).
-    pub(crate) fn is_instrumented(&self) -> bool {
-        self.pgo().data_size != 0
+    fn is_instrumented(&self) -> bool {
+        pgo_sections(self).data_size != 0
     }
 
-    fn pgo(&self) -> bindings::module_pgo_sections {
-        // `pgo` is written by `find_module_sections()` before the module
-        // is formed and never again.
-        // SAFETY: `self.module` is valid for `'a` (type invariant).
-        unsafe { ptr::addr_of!((*self.module).pgo).read() }
-    }
-
-    /// The descriptor of the module's PGO sections, checked
-    /// (`ProfiledObject::new_checked`): an error says why the sections
-    /// are refused.
-    ///
-    /// # Safety
-    ///
-    /// The module is coming or live, and will get its GOING
-    /// notification. Once the caller's handling of it returns, the
-    /// descriptor's methods that read the sections (see
-    /// `ProfiledObject`) are not called any more: the loader may free
-    /// the memory as soon as the GOING notifiers returned (kpgo's
-    /// waits for its own readers, `objects::retire`).
-    pub(crate) unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError> {
-        let pgo = self.pgo();
+    unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError> {
+        let pgo = pgo_sections(self);
         let range =
             |start: *mut c_void, len: u32| SectionRange::from_len(start.cast(), len as usize);
         let mut notes = [SectionRange::EMPTY; MAX_NOTE_RANGES];
@@ -294,81 +206,12 @@ impl Module<'_> {
     }
 }
 
-/// What kpgo does on module events.
-pub(crate) trait ModuleEvents {
-    /// `MODULE_STATE_COMING`: the module is formed, its init function
-    /// has not run yet.
-    fn coming(module: &Module<'_>);
-    /// `MODULE_STATE_LIVE`: its init function returned; its init
-    /// text is freed next.
-    fn live(module: &Module<'_>);
-    /// `MODULE_STATE_GOING`: its exit function has run (or its init
-    /// or its load failed after COMING); its memory is still mapped.
-    fn going(module: &Module<'_>);
-}
-
-/// A module notifier that can be a `static`, registered at most once
-/// and never unregistered (kpgo is built in).
-pub(crate) struct ModuleNotifier {
-    block: UnsafeCell<bindings::notifier_block>,
-    registered: AtomicBool,
-}
-
-// SAFETY: `block` is written only by the notifier chain, under the
-// chain's own lock; `registered` is atomic.
-unsafe impl Sync for ModuleNotifier {}
-
-impl ModuleNotifier {
-    /// A notifier that calls `E`.
-    pub(crate) const fn new<E: ModuleEvents>() -> Self {
-        Self {
-            block: UnsafeCell::new(bindings::notifier_block {
-                notifier_call: Some(module_event::<E>),
-                next: ptr::null_mut(),
-                priority: 0,
-            }),
-            registered: AtomicBool::new(false),
-        }
-    }
-
-    /// Starts the notifications. `EBUSY` if already registered.
-    pub(crate) fn register(&'static self) -> Result {
-        if self.registered.swap(true, Ordering::AcqRel) {
-            return Err(EBUSY);
-        }
-        // SAFETY: the block is static, so it outlives its registration,
-        // and it is not on the chain (`registered` was false).
-        let result = to_result(unsafe { bindings::register_module_notifier(self.block.get()) });
-        if result.is_err() {
-            self.registered.store(false, Ordering::Release);
-        }
-        result
-    }
-}
-
-/// # Safety
-///
-/// Called by the module notifier chain with the `struct module` an
-/// event is about.
-unsafe extern "C" fn module_event<E: ModuleEvents>(
-    _block: *mut bindings::notifier_block,
-    action: c_ulong,
-    data: *mut c_void,
-) -> c_int {
-    // INVARIANT: the chain passes a `struct module` that stays valid
-    // during the call (the loader frees it only after the GOING calls
-    // returned).
-    let module = Module {
-        module: data as *const bindings::module,
-        _valid: PhantomData,
-    };
-    match action as bindings::module_state {
-        bindings::module_state_MODULE_STATE_COMING => E::coming(&module),
-        bindings::module_state_MODULE_STATE_LIVE => E::live(&module),
-        bindings::module_state_MODULE_STATE_GOING => E::going(&module),
-        _ => {}
-    }
-    bindings::NOTIFY_OK as c_int
+/// The module's PGO sections, as the loader recorded them.
+fn pgo_sections(module: &Module<'_>) -> bindings::module_pgo_sections {
+    // `pgo` is written by `find_module_sections()` before the module
+    // is formed and never again.
+    // SAFETY: `module.as_ptr()` is valid while `module` is (`Module`).
+    unsafe { ptr::addr_of!((*module.as_ptr()).pgo).read() }
 }
 
 /// Whether an unload warning may be printed now: at most 10 per 5

@@ -29,7 +29,9 @@ use core::fmt;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
+use kernel::module_notifier::{self, Module, Registration};
 use kernel::prelude::*;
+use kernel::sync::rcu::RcuBox;
 
 use super::{
     for_each_profiled_object, registry, Entry, KeepsLive, Kind, LastStats, ModuleFigures, Name,
@@ -40,8 +42,7 @@ use crate::profile::check::SectionError;
 use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
 use crate::profile::sections::{ProfiledObject, Stats};
 use crate::runtime::kernel_api::{
-    free_after_grace_period, unload_warning_allowed, Module, ModuleEvents, ModuleNotifier, RcuBox,
-    ReadSection, MODULE_NAME_LEN,
+    unload_warning_allowed, ModuleExt, ReadSection, MODULE_NAME_LEN,
 };
 use crate::runtime::objects::{self, vmlinux, Descriptor, ModuleObject};
 
@@ -244,7 +245,7 @@ impl Entry {
             saved = profile.older.load(Ordering::Acquire);
             KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
             KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
-            free_after_grace_period(profile);
+            RcuBox::drop_after_grace_period(profile);
         }
         self.lost_unloads.store(0, Ordering::Relaxed);
         self.kept_unloads.store(0, Ordering::Relaxed);
@@ -440,12 +441,15 @@ impl Entry {
         // aligned and large enough.
         let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
         merge(&object, live, retired, scratch).map_err(Lost::Merge)?;
-        RcuBox::new(SavedProfile {
-            object,
-            _buffer: buffer,
-            bytes: layout.size(),
-            older: AtomicPtr::new(self.module.saved.load(Ordering::Acquire)),
-        })
+        RcuBox::new(
+            SavedProfile {
+                object,
+                _buffer: buffer,
+                bytes: layout.size(),
+                older: AtomicPtr::new(self.module.saved.load(Ordering::Acquire)),
+            },
+            GFP_KERNEL,
+        )
         .map_err(|_| Lost::NoMemory)
     }
 }
@@ -534,7 +538,7 @@ impl Registry {
 
 struct Events;
 
-impl ModuleEvents for Events {
+impl module_notifier::Events for Events {
     fn coming(module: &Module<'_>) {
         if let Ok(registry) = registry() {
             registry.module_coming(module);
@@ -572,9 +576,11 @@ fn rename_everywhere(range: &core::ops::Range<u64>, rename: impl Fn(u64) -> u64)
     });
 }
 
-static MODULE_NOTIFIER: ModuleNotifier = ModuleNotifier::new::<Events>();
-
-/// Follows modules from now on: registers the module notifier.
+/// Follows modules from now on: registers the module notifier, for good
+/// (kpgo is built in).
 pub(super) fn register_notifier() -> Result {
-    MODULE_NOTIFIER.register()
+    let registration = KBox::pin_init(Registration::<Events>::new(), GFP_KERNEL)?;
+    // Never unregistered: the chain holds it (and kmemleak sees it there).
+    core::mem::forget(registration);
+    Ok(())
 }
