@@ -486,7 +486,7 @@ impl ProfiledObject {
     /// holds the per-site limit of values already or the pool is exhausted
     /// (counted as dropped). For a merge into a saved profile
     /// ([`super::saved::merge`]), which has one writer at a time.
-    pub(crate) fn add_count(&self, head: &ValueNodeLink, value: u64, count: u64) -> bool {
+    pub fn add_count(&self, head: &ValueNodeLink, value: u64, count: u64) -> bool {
         let limit = self.values_per_site() as usize;
         let mut link = head;
         let mut listed = 0usize;
