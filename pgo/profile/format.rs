@@ -199,7 +199,12 @@ impl ProfileVersion {
     pub fn from_word(word: u64) -> Result<Self, FormatError> {
         let layout = match word & !VARIANT_MASKS_ALL {
             10 => &LAYOUT_V10,
+            // Versions 8 and 9 in the host library only: Kconfig's
+            // `PGO_CLANG` takes version 10, the one kernels were built and
+            // tested with, and a module of another version is refused.
+            #[cfg(not(CONFIG_PGO_CLANG))]
             9 => &LAYOUT_V9,
+            #[cfg(not(CONFIG_PGO_CLANG))]
             8 => &LAYOUT_V8,
             _ => return Err(FormatError::UnsupportedVersion(word)),
         };

@@ -61,7 +61,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::format::{
-    memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, LAYOUT_V8, MAX_VALUES_PER_SITE,
+    memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, MAX_VALUES_PER_SITE,
 };
 use super::sections::{DataRecord, ProfiledObject, SectionRange};
 
@@ -407,13 +407,17 @@ impl ProfiledObject {
         // size are constants on the hooks' path. Only the version word's
         // layout has a count: a version 8 count decides for version 8,
         // otherwise the word is version 10's count (or 0). One shift tests.
+        // In the kernel, version 10 only (`format::ProfileVersion`).
         let accepted = self.hook_records();
-        let v8_records = accepted.of(&LAYOUT_V8);
-        if v8_records != 0 {
-            self.record_in(&LAYOUT_V8, v8_records, record, site, value)
-        } else {
-            self.record_in(&LAYOUT_V10, accepted.of(&LAYOUT_V10), record, site, value)
+        #[cfg(not(CONFIG_PGO_CLANG))]
+        {
+            let v8 = &super::format::LAYOUT_V8;
+            let v8_records = accepted.of(v8);
+            if v8_records != 0 {
+                return self.record_in(v8, v8_records, record, site, value);
+            }
         }
+        self.record_in(&LAYOUT_V10, accepted.of(&LAYOUT_V10), record, site, value)
     }
 
     /// [`Self::record_target_checked`] for an object whose version word is

@@ -19,24 +19,14 @@ use core::ffi::c_void;
 use super::objects::{record_module_target, vmlinux};
 use crate::profile::format::{memop_size_bucket, Layout};
 
-/// The layout the hooks read vmlinux's data records with: that of the raw
-/// version the compiler writes (Kconfig's `PGO_CLANG_RAW_VERSION`, 8, 9 or
-/// 10; the build stops if rustc's differs), version 10's for version 9,
-/// whose records the hooks read alike (`HookRecords`). The hot path tests
-/// no other layout. Were vmlinux's version word another one, the test
-/// would find no record (its count is kept per layout) and its values
-/// would go unrecorded; `init` says so.
-#[cfg(CONFIG_PGO_CLANG_RAW_VERSION = "8")]
-pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V8;
-#[cfg(not(CONFIG_PGO_CLANG_RAW_VERSION = "8"))]
+/// The layout the hooks read vmlinux's data records with: raw version
+/// 10's, the only one Kconfig's `PGO_CLANG` takes (the build stops if
+/// rustc's differs). The hot path tests no other layout.
 pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
 
 /// Whether the hooks take records of `layout` under [`VMLINUX_LAYOUT`].
 pub(crate) fn takes_vmlinux_layout(layout: &Layout) -> bool {
-    match layout.version {
-        9 => VMLINUX_LAYOUT.version == 10,
-        version => version == VMLINUX_LAYOUT.version,
-    }
+    layout.version == VMLINUX_LAYOUT.version
 }
 
 /// Records `value` as a target of indirect-call site `index` of the

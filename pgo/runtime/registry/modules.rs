@@ -41,9 +41,7 @@ use crate::profile::callees::{retired_address_in, RETIRED_TAG};
 use crate::profile::check::SectionError;
 use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
 use crate::profile::sections::{ProfiledObject, Stats};
-use crate::runtime::kernel_api::{
-    unload_warning_allowed, ModuleExt, ReadSection, MODULE_NAME_LEN,
-};
+use crate::runtime::kernel_api::{unload_warning_allowed, ModuleExt, ReadSection, MODULE_NAME_LEN};
 use crate::runtime::objects::{self, vmlinux, Descriptor, ModuleObject};
 
 /// Longest entry name, with its NUL: a module's.
