@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The C side of kpgo's runtime (kpgo.rs): its initcall, what the Rust
- * side needs of static inlines and macros (rescheduling, fatal signals,
- * RCU sections and grace periods, the module area), the rate limit of its
- * unload warnings, the export of the Rust hooks to modules (Rust built
- * into the kernel has no way to export a symbol in 6.12) and their
- * kprobes blacklist entries.
- *
- * With counter relocation, also where vmlinux's counters go: a
- * reserve_mem= region that a warm reboot keeps (kpgo_persist=).
+ * The C side of kpgo (kpgo.rs): its initcall; what Rust needs of static
+ * inlines and macros (rescheduling, signals, the hooks' preemption
+ * sections, grace periods, the module area, a rate limit); the export of
+ * the Rust hooks to modules, which built-in Rust cannot do in 6.12, with
+ * their kprobes blacklist entries; and, with counter relocation, the
+ * reserve_mem= region vmlinux's counters may live in (kpgo_persist=).
  *
  * Built without profiling, sanitizers or stack protector (Kbuild): the
- * hooks call kpgo_hook_enter() and kpgo_hook_exit().
+ * hooks call into it.
  */
 #define pr_fmt(fmt) "kpgo: " fmt
 

@@ -233,42 +233,26 @@ pub enum ResetError {
 /// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
-// SAFETY: `&ProfiledObject` gives no `&mut` to anything. Its own fields are
-// the section addresses, set once by `new`, and atomics. The memory behind
-// the addresses:
-// - Data records, names, notes and the version word are only read. The
-//   linker or the module loader (relocations) writes the records before
-//   the runtime reads them (a saved copy's: `SavedLayout::build`, before
-//   describing it), and nothing in the kernel writes them afterwards. As
-//   defence in depth, with `STRICT_KERNEL_RWX`/`STRICT_MODULE_RWX` the MMU
-//   refuses writes from the end of boot (vmlinux) or of the module's init
-//   (modules), when `__llvm_prf_data` becomes read-only.
-// - Counters and bitmap bytes are also written by instrumented code, with
-//   the plain read-modify-write the compiler emits (the kernel is built
-//   without -fprofile-update=atomic), on any CPU and in any context. The
-//   runtime accesses them only with `Relaxed` atomics, never through a
-//   reference: aligned 8-byte words where the range allows and single
-//   bytes elsewhere (`live_chunks`), 8-byte counters or single bytes in
-//   merges (`saved`). Rust's memory model (C++'s) allows neither half of
-//   that: atomics racing with plain accesses, and accesses of different
-//   sizes to the same bytes (our 8-byte words over bitmap bytes, or
-//   coverage-mode counters, that instrumented code writes one at a time).
-//   What is relied on instead is, first, what gcov relies on: instrumented
-//   code's plain increments racing with the runtime's reads (and here
-//   reset stores) cost counts, nothing else, as no address or length is
-//   ever taken from a counter or bitmap byte; second, on x86-64, the only
-//   architecture that selects ARCH_SUPPORTS_PGO_CLANG, single-copy
-//   atomicity of aligned loads and stores of up to 8 bytes: a read sees
-//   each byte as it was before or after a concurrent store to it, never a
-//   torn byte. An increment that straddles a reset's store brings the
-//   counter back to its pre-reset value plus one (Documentation/pgo.rst,
+// SAFETY: `&ProfiledObject` gives no `&mut` to anything: its fields are
+// the section addresses, set once by `new`, and atomics. Behind them:
+// - Records, names, notes and the version word are only read: the linker
+//   or the loader wrote them before (a saved copy's: `SavedLayout::build`),
+//   and with `STRICT_{KERNEL,MODULE}_RWX` `__llvm_prf_data` is read-only
+//   once boot or the module's init is done.
+// - Counters and bitmap bytes are also written by instrumented code with
+//   plain read-modify-writes, on any CPU and in any context. The runtime
+//   uses `Relaxed` atomics only, never a reference: 8-byte words where
+//   aligned, single bytes elsewhere (`live_chunks`). Rust's memory model
+//   allows neither atomics racing with plain accesses nor mixed sizes; what
+//   is relied on is what gcov relies on (a race costs counts: no address or
+//   length is ever taken from a counter), and the single-copy atomicity of
+//   aligned accesses of up to 8 bytes on x86-64, the only architecture that
+//   selects ARCH_SUPPORTS_PGO_CLANG (no torn byte; Documentation/pgo.rst,
 //   "What a reset promises while code runs").
-// - Value nodes and value-site list heads are written by the hooks with
-//   atomic compare-and-exchange and stores; a reset writes only the pool's
-//   baselines. Merges write a saved object's nodes, heads and counters,
-//   which no instrumented code writes, under its entry's writer lock; a
-//   reader that raced with one sees the entry's change count move and
-//   reads again.
+// - Value nodes and list heads are written by the hooks with atomic
+//   compare-and-exchange and stores; a reset writes the pool's baselines
+//   only; a merge writes a saved object's, which no instrumented code
+//   writes, under its entry's writer lock, and readers retry on a change.
 unsafe impl Sync for ProfiledObject {}
 // SAFETY: as for `Sync`; nothing in the object is tied to a thread.
 unsafe impl Send for ProfiledObject {}

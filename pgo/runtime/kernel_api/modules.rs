@@ -189,19 +189,13 @@ impl ModuleExt for Module<'_> {
         } else {
             pgo.raw_version
         };
-        // The ranges are the module's sections as the loader placed them
-        // (`find_module_pgo_sections()`), mapped until `free_module()`
-        // (or the failed load's cleanup), which for a module that got
-        // (or will get) its GOING notification frees them only after the
-        // GOING notifiers returned. The counters, bitmap, heads and nodes
-        // are writable (the loader keeps `__llvm_prf_vnds` out of
-        // ro_after_init) and written only by the module's code and the
-        // core's atomics; the records, names, notes and version word
-        // (the module's, or vmlinux's) are written by the loader's
-        // relocations before COMING and by nothing after, and the
-        // loader makes `__llvm_prf_data` read-only once init returned.
-        // SAFETY: as above; the caller's reads end before its GOING
-        // handling returns (this function's contract).
+        // SAFETY: the ranges are the sections as the loader placed them
+        // (`find_module_pgo_sections()`), freed only after the GOING
+        // notifiers returned, before which the caller's reads end (this
+        // function's contract). Counters, bitmap, heads and nodes are
+        // writable and written only by the module's code and the core's
+        // atomics; records, names, notes and the version word are written
+        // by the loader's relocations before COMING and never after.
         unsafe { ProfiledObject::new_checked(sections, version_word) }
     }
 }
