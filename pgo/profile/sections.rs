@@ -21,7 +21,8 @@ use super::value::NodePool;
 /// count, so a hook tests a record against one count and compares no
 /// version.
 ///
-/// Raw version 9 counts as version 10: what the hooks read of a record is
+/// Raw version 9 (the host library's only: the kernel takes version 10)
+/// counts as version 10: what the hooks read of a record is
 /// laid out alike in both (64-byte records, `Values` at 40, the indirect-call
 /// and memop site counts at 52 and 54). The third count that version 10's
 /// layout reads, at 56, is version 9's `NumBitmapBytes`: 0 with

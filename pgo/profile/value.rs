@@ -489,7 +489,7 @@ impl ProfiledObject {
     /// lists it or to a new one; false, and nothing listed, if the site
     /// holds the per-site limit of values already or the pool is exhausted
     /// (counted as dropped). For a merge into a saved profile
-    /// ([`super::saved::merge`]), which has one writer at a time.
+    /// (`saved::merge`), which has one writer at a time.
     pub fn add_count(&self, head: &ValueNodeLink, value: u64, count: u64) -> bool {
         let limit = self.values_per_site() as usize;
         let mut link = head;

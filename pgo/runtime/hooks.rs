@@ -24,11 +24,6 @@ use crate::profile::format::{memop_size_bucket, Layout};
 /// rustc's differs). The hot path tests no other layout.
 pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
 
-/// Whether the hooks take records of `layout` under [`VMLINUX_LAYOUT`].
-pub(crate) fn takes_vmlinux_layout(layout: &Layout) -> bool {
-    layout.version == VMLINUX_LAYOUT.version
-}
-
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.
 #[no_mangle]

@@ -5,12 +5,12 @@
 //!
 //! Every call from kpgo into C, and every callback C makes into kpgo
 //! (other than the hooks and `kernel`'s abstractions: debugfs directories
-//! and files, RCU), is here: the mappable debugfs file and its pages, RCU
-//! read-side sections that may be skipped; and in `modules` (only with
-//! module support) the module notifier, a `struct module` and its PGO
-//! sections, the hooks' preemption-off sections, the module area and the
-//! rate limit of the unload warning. The registry and the files are safe
-//! Rust on top of these.
+//! and files, module notifiers, RCU), is here: the mappable debugfs file
+//! and its pages, RCU read-side sections that may be skipped; and in
+//! `modules` (only with module support) what kpgo reads of a `struct
+//! module` (its PGO sections), the hooks' preemption-off sections, the
+//! module area and the rate limit of the unload warning. The registry and
+//! the files are safe Rust on top of these.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;

@@ -23,11 +23,15 @@
 //! - `persist` (counter relocation): vmlinux's counters in a
 //!   `reserve_mem=` region that a warm reboot keeps, and
 //!   `pgo/previous/vmlinux.profraw`, the previous boot's profile.
-//! - `kernel_api`: every C interface used, behind safe wrappers (debugfs,
-//!   `file_operations`, the profile reads' RCU read-side sections);
-//!   `kernel_api/modules.rs`, those only module support has (the module
-//!   notifier, `struct module`, the module area, the hooks' preemption-off
-//!   sections, deferred frees); with `glue.c`, the C side.
+//! - `kernel_api`: the C interfaces that `kernel` has no abstraction for,
+//!   behind safe wrappers (the mappable live file and its pages, the
+//!   profile reads' RCU sections, which may be skipped);
+//!   `kernel_api/modules.rs`, those only module support has (what kpgo
+//!   reads of a `struct module`, the module area, the hooks'
+//!   preemption-off sections); with `glue.c`, the C side. Debugfs
+//!   directories and files, module notifiers, RCU guards and deferred
+//!   frees are `kernel`'s (`kernel::debugfs`, `kernel::module_notifier`,
+//!   `kernel::sync::rcu`).
 //!
 //! What exists only for modules is in the `modules.rs` file of each
 //! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the
@@ -49,21 +53,12 @@ mod registry;
 mod snapshot;
 
 /// Checks vmlinux's profile version and sets up the registry and its
-/// files. An unsupported version is logged once and exposes nothing.
+/// files. An unsupported version (any but 10, whose layout the hooks read:
+/// `hooks::VMLINUX_LAYOUT`) is logged once and exposes nothing.
 pub(crate) fn init() -> Result {
-    match objects::vmlinux().version() {
-        Err(error) => {
-            pr_err!("{error}; no profile is exposed\n");
-            return Ok(());
-        }
-        Ok(version) if !hooks::takes_vmlinux_layout(version.layout()) => {
-            pr_err!(
-                "vmlinux has raw profile version {}, built for {}: its value profiles are not recorded\n",
-                version.layout().version,
-                hooks::VMLINUX_LAYOUT.version
-            );
-        }
-        Ok(_) => {}
+    if let Err(error) = objects::vmlinux().version() {
+        pr_err!("{error}; no profile is exposed\n");
+        return Ok(());
     }
     registry::init()
 }
