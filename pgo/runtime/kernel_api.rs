@@ -138,9 +138,8 @@ impl OwnedPage {
 
     /// Its bytes.
     pub(crate) fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: a page of `PAGE_SIZE` bytes, mapped in the linear map,
-        // which only this reference reaches (type invariant) and `&mut
-        // self` borrows.
+        // SAFETY: a linear-map page only this reference reaches (type
+        // invariant), borrowed by `&mut self`.
         unsafe { core::slice::from_raw_parts_mut(self.0.address(), kernel::page::PAGE_SIZE) }
     }
 
@@ -207,9 +206,8 @@ impl FilePages {
         } else {
             let first = pages[live.start..].as_mut_ptr().cast::<*mut c_void>();
             let count = u32::try_from(live.len()).map_err(|_| EINVAL)?;
-            // SAFETY: `count` pointers to pages that `pages` holds
-            // (`PageRef` is a transparent page pointer), which outlive the
-            // alias: the drop unmaps it first.
+            // SAFETY: `count` page pointers held by `pages` (transparent
+            // `PageRef`s), which outlive the alias: the drop unmaps it first.
             let alias = unsafe { kpgo_vmap_pages(first, count) };
             if alias.is_null() {
                 return Err(ENOMEM);
@@ -246,9 +244,8 @@ impl FilePages {
                 let src = self
                     .alias
                     .wrapping_add((index - self.live.start) * kernel::page::PAGE_SIZE + offset);
-                // SAFETY: `n` bytes inside a live page, which `alias` maps
-                // until the drop, written only by kernel code and atomics
-                // (type invariant).
+                // SAFETY: `n` bytes of a live page that `alias` maps until
+                // the drop, written by kernel code and atomics only (invariant).
                 let chunks = unsafe { crate::profile::sections::live_chunks(src, n) };
                 chunks.for_each(|(offset, chunk)| chunk.copy_to(&mut dst[offset..]));
             } else {
@@ -489,10 +486,8 @@ impl Inflater {
     /// Inflates the zlib stream `input` into `out`: the bytes written, or
     /// `None` if it is not a whole stream that fits.
     pub(crate) fn inflate(&mut self, input: &[u8], out: &mut [u8]) -> Option<usize> {
-        // SAFETY: `input` is readable and `out` writable for their lengths,
-        // which zlib does not go past; the workspace is this inflater's,
-        // of the size zlib asked for, and used by one call at a time
-        // (`&mut self`).
+        // SAFETY: zlib stays within `input` and `out`; the workspace has
+        // zlib's size and one user at a time (`&mut self`).
         let written = unsafe {
             kpgo_inflate(
                 input.as_ptr().cast(),

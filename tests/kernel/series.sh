@@ -92,7 +92,7 @@ done
 # only shrink.
 declare -A ceilings=(
 	[pgo-add-the-raw-profile-core-of-the-clang-PGO-runtim]=4097
-	[pgo-profile-modules]=3820
+	[pgo-profile-modules]=3814
 )
 for p in "${patches[@]}"; do
 	name=${p##*/}

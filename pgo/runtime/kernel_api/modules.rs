@@ -63,7 +63,8 @@ impl ModuleArea {
 /// A section of a hook with preemption off (an RCU-sched read-side
 /// section), from [`Self::enter`] to the drop, which may call the
 /// scheduler: it takes a reschedule that came due in the section, as
-/// `preempt_enable()` does (`glue.c`).
+/// `preempt_enable()` does (`glue.c`). A hook that the scheduler itself
+/// calls runs with preemption off already, so it never reschedules.
 pub(crate) struct HookSection(PhantomData<*mut ()>);
 
 impl HookSection {
@@ -80,10 +81,8 @@ impl HookSection {
 impl Drop for HookSection {
     #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: `enter` turned preemption off on this CPU; the
-        // hooks call this last, with their work done, so the scheduler
-        // may run (and a hook the scheduler calls runs with preemption
-        // off, so it does not schedule again).
+        // SAFETY: `enter` disabled preemption on this CPU; a hook ends
+        // with it, its work done, so the scheduler may run here.
         unsafe { kpgo_hook_exit() };
     }
 }
