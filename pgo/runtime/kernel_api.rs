@@ -29,10 +29,6 @@ mod modules;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use modules::*;
 
-/// `FMODE_WRITE` of `include/linux/fs.h` (a `__force` cast that bindgen
-/// does not translate).
-const FMODE_WRITE: bindings::fmode_t = 1 << 1;
-
 /// A read-only file that can be mapped: its pages are put together once,
 /// when it is opened.
 pub(crate) trait MappedSource {
@@ -319,7 +315,7 @@ unsafe extern "C" fn mapped_open<M: MappedSource>(
     // SAFETY: both are valid for the call (the function's contract);
     // `i_private` holds the key the file was created with.
     let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
-    if mode & FMODE_WRITE != 0 {
+    if mode & bindings::FMODE_WRITE != 0 {
         return EACCES.to_errno();
     }
     let pages = match M::pages(key).and_then(|pages| Ok(KBox::new(pages, GFP_KERNEL)?)) {
