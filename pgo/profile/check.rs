@@ -3,8 +3,8 @@
 //! Checking the sections of an object that is not trusted.
 //!
 //! The hooks follow a data record's `Values` pointer and write through it
-//! (a site's list head, then nodes of the pool), reset zeroes the counts of
-//! every node the heads lead to, and the writer reads them. For vmlinux the
+//! (a site's list head, then nodes of the pool), reset restarts the count
+//! of every node the heads lead to, and the writer reads them. For vmlinux the
 //! linker is trusted. A module's sections come from a file loaded at run
 //! time: a compiler or linker bug, a toolchain mismatch or a damaged `.ko`
 //! would turn those accesses into writes anywhere in the kernel. So a

@@ -45,7 +45,7 @@ pub const WORDS_PER_COUNTER: usize = 3;
 /// # Invariants
 ///
 /// `words` is null, or (set once, by [`ProfiledObject::attach_epoch_words`]
-/// or [`ProfiledObject::attach_region`]) points to `WORDS_PER_COUNTER`
+/// or `ProfiledObject::attach_region`) points to `WORDS_PER_COUNTER`
 /// zero-initialised `AtomicU64` per counter of the object, valid as long
 /// as the object, that only this module and `persist` access; and then
 /// the object has 8-byte counters and a bias word, and its two sets (see
@@ -53,7 +53,7 @@ pub const WORDS_PER_COUNTER: usize = 3;
 /// share no byte with each other or any other range of the object.
 ///
 /// `sets`, `base`, `previous` and `region` are null, or were set once,
-/// together and before `words`, by [`ProfiledObject::attach_region`]: two
+/// together and before `words`, by `ProfiledObject::attach_region`: two
 /// sets of counter-page length, one boot-time count per counter, one
 /// previous count per counter (or null) that nothing writes any more, and
 /// a region header, all valid as long as the object.
@@ -86,7 +86,8 @@ pub struct Epochs {
 impl Epochs {
     /// No accounting yet.
     pub const fn new() -> Self {
-        // INVARIANT: `words`, `sets`, `base` and `previous` are null.
+        // INVARIANT: `words`, `sets`, `base`, `previous` and `region` are
+        // null.
         Self {
             words: AtomicPtr::new(ptr::null_mut()),
             sets: [
@@ -407,9 +408,8 @@ impl ProfiledObject {
     }
 
     /// The first half of switch `epoch`, before the bias moves to set
-    /// `next`; one switch at a time (the runtime's `SWITCHING`): reads that
-    /// set, counting the late updates it got since it
-    /// was last closed.
+    /// `next`; one switch at a time (callers serialize them): reads that
+    /// set, counting the late updates it got since it was last closed.
     ///
     /// `pause` is called every few thousand counters.
     ///

@@ -206,7 +206,7 @@ pub struct Stats {
 ///
 /// # Invariants
 ///
-/// `hook_records` is 0 until [`Self::check_hook_version`] stores it, then
+/// `hook_records` is 0 until `check_hook_version` stores it, then
 /// the whole-record count of the version word's layout in that layout's
 /// half and 0 in the other: never changed again (racing first calls store
 /// the same word). So a record is only ever tested under its object's
@@ -248,12 +248,14 @@ const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 //   is relied on is what gcov relies on (a race costs counts: no address or
 //   length is ever taken from a counter), and the single-copy atomicity of
 //   aligned accesses of up to 8 bytes on x86-64, the only architecture that
-//   selects ARCH_SUPPORTS_PGO_CLANG (no torn byte; Documentation/pgo.rst,
-//   "What a reset promises while code runs").
+//   selects ARCH_SUPPORTS_PGO_CLANG (no torn byte; "What a reset promises
+//   while code runs" in Documentation/dev-tools/pgo.rst).
 // - Value nodes and list heads are written by the hooks with atomic
 //   compare-and-exchange and stores; a reset writes the pool's baselines
 //   only; a merge writes a saved object's, which no instrumented code
 //   writes, under its entry's writer lock, and readers retry on a change.
+// - The counter bias (counter relocation) is loaded by instrumented code
+//   and stored by the runtime only, with atomics (`epochs`).
 unsafe impl Sync for ProfiledObject {}
 // SAFETY: as for `Sync`; nothing in the object is tied to a thread.
 unsafe impl Send for ProfiledObject {}
@@ -291,7 +293,7 @@ impl ProfiledObject {
     /// holds what the compiler emitted for one linked object (data records
     /// whose `Values` pointers name that object's value-site heads,
     /// counters, bitmap, names, a zero-initialised node pool aligned for
-    /// [`ValueNode`], and well-formed ELF notes); `version_word` is null or
+    /// value nodes, and well-formed ELF notes); `version_word` is null or
     /// points to a readable `u64`; and no one writes the counters, bitmap,
     /// value nodes or site heads except instrumented code and this module
     /// (through atomics), nor the data records, names, notes or version

@@ -21,7 +21,6 @@ use core::ops::Range;
 
 use super::callees::function_address;
 use super::epochs::Counts;
-
 use super::format::{
     header, padding_to_8, value_record_header_size, FormatError, HeaderFields, Layout,
     ProfileVersion, MAX_VALUES_PER_SITE, MAX_VALUE_KINDS, VALUE_DATA_SIZE,
