@@ -85,12 +85,14 @@ for p in "${patches[@]}"; do
 done
 
 # One concern per patch, a reviewer's sitting: as a yardstick, no patch
-# adds more than about 1,200 lines.  One does, for now, that needs its
-# files staged to be split further (the module half of the runtime spans
-# every runtime file): its ceiling is its size, so that it can only
-# shrink.
+# adds more than about 1,200 lines.  One does, for now: module support
+# itself (registration and unload, the hooks' module map, what kpgo
+# reads of a struct module, the glue), after the profiles of unloaded
+# modules, other objects' functions, live files, epochs and the
+# warm-reboot region were staged out of it; its ceiling is its size, so
+# that it can only shrink.
 declare -A ceilings=(
-	[pgo-profile-modules]=1630
+	[pgo-profile-modules]=1422
 )
 for p in "${patches[@]}"; do
 	name=${p##*/}
