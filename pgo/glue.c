@@ -2,10 +2,13 @@
 /*
  * The C side of kpgo (kpgo.rs): its initcall; what Rust needs of static
  * inlines and macros (rescheduling, signals, the hooks' preemption
- * sections, grace periods, the module area, a rate limit); the export of
- * the Rust hooks to modules, which built-in Rust cannot do in 6.12, with
- * their kprobes blacklist entries; and, with counter relocation, the
- * reserve_mem= region vmlinux's counters may live in (kpgo_persist=).
+ * sections, grace periods, the module area, a rate limit, the zlib
+ * inflater, the pages and mappings of live files); the export of the
+ * Rust hooks to modules, which built-in Rust cannot do in 6.12, with
+ * their kprobes blacklist entries; with counter relocation, vmlinux's
+ * counter bias and the reserve_mem= region its counters may live in
+ * (kpgo_persist=); with sampled instrumentation, the per-CPU sampling
+ * state.
  *
  * Built without profiling, sanitizers or stack protector (Kbuild): the
  * hooks call into it.
@@ -109,7 +112,7 @@ u64 __llvm_profile_counter_bias __read_mostly;
 /*
  * After an epoch switch moved every bias: waits until no update that
  * loaded an old bias is still under way, but for an activation that sleeps
- * in a call (Documentation/counter-relocation.rst). synchronize_rcu()
+ * in a call (Documentation/dev-tools/pgo.rst). synchronize_rcu()
  * covers code that cannot sleep (NMI, hardirq, softirq, preemption or
  * interrupts off) where RCU is watching, synchronize_rcu_tasks() a task
  * preempted between its load of the bias and its update (the same as

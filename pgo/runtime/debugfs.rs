@@ -35,11 +35,14 @@
 //!   runtime modules_live=N modules_profiled=N modules_refused=N \
 //!     descriptors=N descriptor_bytes=N map_tables=N map_bytes=N \
 //!     entries=N entry_bytes=N kept_profiles=N kept_bytes=N \
-//!     kept_limit_bytes=N name_index_bytes=N [epochs=N ...] \
+//!     kept_limit_bytes=N name_index_bytes=N \
+//!     [epochs=N] \
+//!     [persisted=0|1 previous=0|1 boot_late_updates=N] \
 //!     [sampling_period=N sampling_recorded=N]
 //!   object=<name> state=live|unloaded functions=N counters=N \
 //!     value_sites=N value_nodes_used=N value_nodes=N values_dropped=N \
-//!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N
+//!     kept_profiles=N kept_bytes=N lost_profiles=N kept_unloads=N \
+//!     [epoch=N set=0|1 late_updates=N late_updates_total=N]
 //!   ```
 //!
 //!   `modules_live` counts the modules profiled now; `modules_profiled`
@@ -57,13 +60,20 @@
 //!   never freed (0 before). An object's `kept_profiles` and
 //!   `kept_bytes` are its saved profiles (one per build), `kept_unloads`
 //!   the unloads merged into them, `lost_profiles` those that were not
-//!   (the limit, no memory). An unloaded module's line has the figures of
-//!   its last load.
+//!   (the limit, no memory, a layout that does not merge). An unloaded
+//!   module's line has the figures of its last load.
+//!
+//!   With counter relocation: `epochs`, the switches completed, and per
+//!   object its last finished `epoch`, the `set` its bias points to, and
+//!   the late updates the last switch and all switches found (`epochs`);
+//!   whether vmlinux's counters are in a `kpgo_persist=` region, whether
+//!   the previous boot's profile is served, and the updates of the boot
+//!   before the move that came in late (`persist`).
+//!
 //!   With sampled instrumentation, `sampling_period` and
 //!   `sampling_recorded` say how many of a CPU's counter updates in C
 //!   code the counts record: `sampling_recorded` of every
-//!   `sampling_period` (Rust code records all of them). With counter
-//!   relocation, the keys from `epochs` on (`epochs` and `persist`).
+//!   `sampling_period` (Rust code records all of them).
 //!
 //! The files carry kernel addresses, hence root only.
 

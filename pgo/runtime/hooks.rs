@@ -12,9 +12,9 @@
 use core::ffi::c_void;
 
 // The functions on the hooks' path that may be emitted out of line go to
-// `.kprobes.text` with kprobes: a probe's handler is instrumented code. The
-// hooks walk (tests/kernel/hooks.sh) checks that every function the hooks
-// reach in the image is refused as a probe point, whatever was inlined.
+// `.kprobes.text` with kprobes: a probe's handler is instrumented code, so
+// every function the hooks reach in the image must be refused as a probe
+// point, whatever was inlined.
 
 use super::objects::{record_module_target, vmlinux};
 use crate::profile::format::{memop_size_bucket, Layout};

@@ -3,14 +3,16 @@
 //! The C interfaces of the kernel that kpgo uses and that `kernel` has no
 //! abstraction for, behind safe wrappers.
 //!
-//! Every call from kpgo into C, and every callback C makes into kpgo
-//! (other than the hooks and `kernel`'s abstractions: debugfs directories
-//! and files, module notifiers, RCU), is here: the mappable debugfs file
-//! and its pages, RCU read-side sections that may be skipped; and in
-//! `modules` (only with module support) what kpgo reads of a `struct
-//! module` (its PGO sections), the hooks' preemption-off sections, the
-//! module area and the rate limit of the unload warning. The registry and
-//! the files are safe Rust on top of these.
+//! The calls from kpgo into C, and the callbacks C makes into kpgo (other
+//! than the hooks, `kernel`'s abstractions, which are debugfs directories
+//! and files, module notifiers and RCU, and the warm-reboot region's own,
+//! in `persist`), are here: RCU read-side sections that may be skipped,
+//! the zlib inflater, the mappable debugfs file and its pages, the wait
+//! for an old counter bias, the sampling rate; and in `modules` (only
+//! with module support) what kpgo reads of a `struct module` (its PGO
+//! sections), the hooks' preemption-off sections, the module area and the
+//! rate limit of the unload warning. The registry and the files are safe
+//! Rust on top of these.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
