@@ -267,9 +267,8 @@ impl VmlinuxNameChunks {
     /// The index, if a read built it.
     fn known(&self) -> Option<&'static [u32]> {
         let index = self.index.load(Ordering::Acquire);
-        // SAFETY: by the type invariant a non-null pointer is a vector that
-        // is never written to or freed; the acquire load pairs with the
-        // release store that published it, after it was filled.
+        // SAFETY: non-null is a filled vector never written or freed again (type
+        // invariant), published by the release store this acquire load pairs with.
         unsafe { index.as_ref() }.map(|index| &index[..])
     }
 

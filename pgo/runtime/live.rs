@@ -82,11 +82,8 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
                     if let Some(pages) = pages.filter(|_| sink.position() == len) {
                         for nth in 0..live.len() {
                             let address = pages.memory + nth * PAGE_SIZE;
-                            // SAFETY: a page of `pages`, inside this
-                            // object's counter pages, spare set or a set
-                            // in its region (`pages_of_current_set`),
-                            // which `section` keeps mapped (a region for
-                            // good).
+                            // SAFETY: a page of `pages`, in this object's memory
+                            // (`pages_of_current_set`), mapped while `section` is.
                             let page = unsafe { PageRef::of_memory(address) }?;
                             // Within the capacity: no allocation here.
                             live_pages.push(page, GFP_NOWAIT)?;

@@ -116,10 +116,8 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let unchanged = entry.unchanged_since(changes);
         match serialized {
             Ok(()) if unchanged => {
-                // SAFETY: `written <= bytes.len()`: each sink wrote inside
-                // `bytes[written..]` (a `SliceSink` never writes past its
-                // slice), so the length shrinks to bytes that `grow`
-                // initialised.
+                // SAFETY: `written <= bytes.len()` (a `SliceSink` never writes past its
+                // slice): the length shrinks to bytes that `grow` initialised.
                 unsafe { bytes.set_len(written) };
                 return Ok(bytes);
             }

@@ -137,10 +137,8 @@ impl ModuleExt for Module<'_> {
 
     unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
         let range = |kind: bindings::mod_mem_type| {
-            // SAFETY: `self.as_ptr()` is valid while `self` is (`Module`),
-            // `kind` is an index of `mem`; a COMING module's `mem[]`
-            // (the caller's contract) is written by nothing: only its
-            // `base` and `size` are read, no reference is made.
+            // SAFETY: a valid `struct module` (`Module`), `kind` indexes `mem`, which nothing
+            // writes (COMING: the caller's contract); two fields read, no reference.
             let (base, size) = unsafe {
                 let mem = ptr::addr_of!((*self.as_ptr()).mem[kind as usize]);
                 (
@@ -188,13 +186,8 @@ impl ModuleExt for Module<'_> {
         } else {
             pgo.raw_version
         };
-        // SAFETY: the ranges are the sections as the loader placed them
-        // (`find_module_pgo_sections()`), freed only after the GOING
-        // notifiers returned, before which the caller's reads end (this
-        // function's contract). Counters, bitmap, heads and nodes are
-        // writable and written only by the module's code and the core's
-        // atomics; records, names, notes and the version word are written
-        // by the loader's relocations before COMING and never after.
+        // SAFETY: the loader's sections, freed after GOING, when the caller's reads ended;
+        // counters, bitmap, heads, nodes: module code and atomics only; the rest: before COMING.
         unsafe { ProfiledObject::new_checked(sections, version_word) }
     }
 }
