@@ -398,14 +398,19 @@ NOKPROBE_SYMBOL(kpgo_hook_exit);
 
 /*
  * A module's GOING notification waits for every hook and read section
- * that may still use the module's descriptor or memory.
+ * that may still use the module's descriptor or memory: since the RCU
+ * flavours were consolidated (v4.20), synchronize_rcu() waits for
+ * RCU-sched readers, the hooks' sections, too.
  */
 void kpgo_wait_for_readers(void)
 {
 	synchronize_rcu();
 }
 
-/* Where module memory is allocated: the module map's range. */
+/*
+ * Where module memory is allocated, the module map's range: all of it on
+ * x86_64, the one architecture that selects ARCH_SUPPORTS_PGO_CLANG.
+ */
 const unsigned long kpgo_module_area_start = MODULES_VADDR;
 const unsigned long kpgo_module_area_end = MODULES_END;
 

@@ -10,9 +10,9 @@
 //! the zlib inflater, the mappable debugfs file and its pages, the wait
 //! for an old counter bias, the sampling rate; and in `modules` (only
 //! with module support) what kpgo reads of a `struct module` (its PGO
-//! sections), the hooks' preemption-off sections, the module area and the
-//! rate limit of the unload warning. The registry and the files are safe
-//! Rust on top of these.
+//! sections), the hooks' preemption-off sections, the module area, RCU
+//! grace periods and the rate limit of the unload warning. The registry and
+//! the files are safe Rust on top of these.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;

@@ -28,10 +28,10 @@
 //!   profile reads' RCU sections, which may be skipped);
 //!   `kernel_api/modules.rs`, those only module support has (what kpgo
 //!   reads of a `struct module`, the module area, the hooks'
-//!   preemption-off sections); with `glue.c`, the C side. Debugfs
-//!   directories and files, module notifiers, RCU guards and deferred
-//!   frees are `kernel`'s (`kernel::debugfs`, `kernel::module_notifier`,
-//!   `kernel::sync::rcu`).
+//!   preemption-off sections, grace periods); with `glue.c`, the C side.
+//!   Debugfs directories and files, module notifiers, RCU guards and
+//!   deferred frees are `kernel`'s (`kernel::debugfs`,
+//!   `kernel::module_notifier`, `kernel::sync::rcu`).
 //!
 //! What exists only for modules is in the `modules.rs` file of each
 //! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the

@@ -33,14 +33,8 @@ check "CONFIG_PGO_KEPT_PROFILES_KB=-1 is out of range: the range's bound 0 is ta
 check "... and configure-kernel says so and fails (status $status)" \
 	bash -c "test $status -ne 0 && grep -q \"wanted 'CONFIG_PGO_KEPT_PROFILES_KB=-1', got 'CONFIG_PGO_KEPT_PROFILES_KB=0'\" '$out/kept-minus-one.log'"
 
-# Without modules, what needs them goes too: qemu.config's MODULE_UNLOAD,
-# and the base's own modules (scripts/configs/tinyconfig.config), which
-# would become =y.
-{
-	echo '# CONFIG_MODULES is not set'
-	echo '# CONFIG_MODULE_UNLOAD is not set'
-	sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' "$root/scripts/configs/tinyconfig.config"
-} >"$out/no-modules.config"
+# Without modules (and what needs them: lib.sh's no_modules_fragment).
+no_modules_fragment "$out/no-modules.config"
 status=0
 configure "$out/no-modules.config" >"$out/no-modules.log" 2>&1 || status=$?
 echo "MODULES=n gives: $(option CONFIG_MODULES), $(option CONFIG_PGO_CLANG)"

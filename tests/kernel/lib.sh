@@ -28,6 +28,19 @@ lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # warning or error.
 build_warnings='^(warning|error)|^[^ ]*: (warning|error):'
 
+# no_modules_fragment FILE: writes a configuration fragment without module
+# support, for configure-kernel after scripts/kpgo.config: what needs
+# modules goes too (qemu.config's MODULE_UNLOAD, and the base's own
+# modules of scripts/configs/tinyconfig.config, which would become =y).
+no_modules_fragment() {
+	{
+		echo '# CONFIG_MODULES is not set'
+		echo '# CONFIG_MODULE_UNLOAD is not set'
+		sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' \
+			"$lib_dir/../../scripts/configs/tinyconfig.config"
+	} >"$1"
+}
+
 # check_no_warnings DESCRIPTION LOG: LOG is there and has no such line (how
 # many it has goes into the check's name); the first ones are shown.
 check_no_warnings() {

@@ -10,7 +10,9 @@
 #     one commit per patch, in order, with the patches' subjects, and its
 #     kernel/pgo/ is the project's (the working copy added nothing);
 #   - every patch that adds to kernel/pgo/ builds it: the folder as that
-#     patch leaves it compiles in build/linux without a warning;
+#     patch leaves it compiles without a warning in build/linux and in
+#     build/linux-kconfig configured without module support (MODULES=n,
+#     which Kconfig admits; tests/kernel/kconfig.sh uses that tree too);
 #   - the kernel guide is under 500 lines and names none of this
 #     repository's harness;
 #   - no patch adds more than 1,200 lines, but one that has a ceiling
@@ -159,37 +161,59 @@ git -C "$base_checkout" status --porcelain >"$logs/base-checkout-status" 2>&1
 check "build/linux-base.checkout is still the base commit after the build" \
 	test -d "$base_checkout/.git" -a ! -s "$logs/base-checkout-status"
 
-# The runtime comes in four patches, each of which must build. The
+# The runtime comes in several patches, each of which must build. The
 # option cannot be selected before x86-select-pgo, so each patch's
-# kernel/pgo/ is compiled in build/linux, which has it on: the tree's own
-# folder is moved aside meanwhile (and back, its build outputs and times
-# with it, so that nothing rebuilds afterwards).
-aside=$logs/kernel-pgo.aside
+# kernel/pgo/ is compiled in a tree of the whole series, which has it on:
+# the tree's own folder is moved aside meanwhile (and back, its build
+# outputs and times with it, so that nothing rebuilds afterwards).
+aside_tree=
 restore_kernel_pgo() {
-	[[ -d $aside ]] || return 0
-	rm -rf "$tree/kernel/pgo"
-	mv "$aside" "$tree/kernel/pgo"
+	[[ -n $aside_tree && -d $aside_tree/kernel/pgo.series-aside ]] || return 0
+	rm -rf "$aside_tree/kernel/pgo"
+	mv "$aside_tree/kernel/pgo.series-aside" "$aside_tree/kernel/pgo"
 }
-restore_kernel_pgo # after a run that was killed
 trap restore_kernel_pgo EXIT
-mapfile -t pgo_commits < <(git -C "$tree" rev-list --reverse "HEAD~${#patches[@]}..HEAD" -- kernel/pgo)
-check "the runtime comes in four patches or more (${#pgo_commits[@]} add to kernel/pgo/)" test "${#pgo_commits[@]}" -ge 4
-for commit in "${pgo_commits[@]}"; do
-	subject=$(git -C "$tree" log -1 --format=%s "$commit")
-	# The last one leaves kernel/pgo/ as the tree has it, which the kernel
-	# suite built and kernel-clippy lints.
-	git -C "$tree" diff --quiet "$commit" HEAD -- kernel/pgo && continue
-	log=$logs/kernel-pgo-$commit.log
-	mv "$tree/kernel/pgo" "$aside"
-	mkdir "$tree/kernel/pgo"
-	status=0
-	{
-		git -C "$tree" archive "$commit" kernel/pgo | tar -x -C "$tree" &&
-			KPGO_NO_SYNC=1 KPGO_TREE=$tree "$root/scripts/kmake" kernel/pgo/
-	} >"$log" 2>&1 || status=$?
-	restore_kernel_pgo
-	check "\"$subject\": its kernel/pgo/ builds (status $status; $log)" test "$status" -eq 0
-	check_no_warnings "... without a warning" "$log"
-done
+# build_each_commit TREE LABEL [ALL]: builds, in TREE, the kernel/pgo/ of
+# every series commit that changes it; without ALL, not the last state,
+# which TREE's own build already compiled.
+build_each_commit() {
+	local commit subject log status commits
+	aside_tree=$1
+	restore_kernel_pgo # after a run that was killed
+	mapfile -t commits < <(git -C "$1" rev-list --reverse "HEAD~${#patches[@]}..HEAD" -- kernel/pgo)
+	check "$2: the runtime comes in four patches or more (${#commits[@]} add to kernel/pgo/)" \
+		test "${#commits[@]}" -ge 4
+	for commit in "${commits[@]}"; do
+		subject=$(git -C "$1" log -1 --format=%s "$commit")
+		[[ -n ${3:-} ]] || ! git -C "$1" diff --quiet "$commit" HEAD -- kernel/pgo || continue
+		log=$logs/kernel-pgo-$2-$commit.log
+		mv "$1/kernel/pgo" "$1/kernel/pgo.series-aside"
+		mkdir "$1/kernel/pgo"
+		status=0
+		{
+			git -C "$1" archive "$commit" kernel/pgo | tar -x -C "$1" &&
+				KPGO_NO_SYNC=1 KPGO_TREE=$1 "$root/scripts/kmake" kernel/pgo/
+		} >"$log" 2>&1 || status=$?
+		restore_kernel_pgo
+		check "$2: \"$subject\": its kernel/pgo/ builds (status $status; $log)" test "$status" -eq 0
+		check_no_warnings "... without a warning" "$log"
+	done
+}
+# The test kernel's tree, which the kernel suite built and kernel-clippy
+# lints in its last state.
+build_each_commit "$tree" test
+# Without module support, where the module half of the runtime is not
+# built: what only it uses must come with it.
+nomodules=$root/build/linux-kconfig
+no_modules_fragment "$logs/no-modules.config"
+status=0
+{
+	KPGO_TREE=$nomodules "$root/scripts/prepare-kernel" &&
+		KPGO_TREE=$nomodules "$root/scripts/configure-kernel" --fragment "$root/scripts/kpgo.config" \
+			--fragment "$logs/no-modules.config"
+} >"$logs/no-modules-configure.log" 2>&1 || status=$?
+check "build/linux-kconfig is the series configured without module support (status $status)" \
+	bash -c 'test "$1" -eq 0 && grep -qx "# CONFIG_MODULES is not set" "$2"' _ "$status" "$nomodules/.config"
+build_each_commit "$nomodules" MODULES=n all
 
 summary series

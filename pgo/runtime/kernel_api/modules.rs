@@ -126,7 +126,7 @@ pub(crate) trait ModuleExt {
     /// descriptor's methods that read the sections (see
     /// `ProfiledObject`) are not called any more: the loader may free
     /// the memory as soon as the GOING notifiers returned (kpgo's
-    /// waits for its own readers, `objects::retire`).
+    /// waits for its own hooks and readers, `objects::retire`).
     unsafe fn profiled_object(&self) -> Result<ProfiledObject, SectionError>;
 }
 

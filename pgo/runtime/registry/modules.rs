@@ -12,7 +12,8 @@
 //! the descriptor and its baselines, the map's tables, the entry and its
 //! file. Publishing the descriptor to the hooks and to readers is the last
 //! step and cannot fail. A module that fails any step is not profiled: one
-//! log line, nothing else changed, counted in `modules_refused`.
+//! log line, counted in `modules_refused`; nothing else changed but for
+//! the map's tables it allocated, which stay for later modules.
 //!
 //! At `MODULE_STATE_GOING`, after the module's exit function, the module
 //! (found by its name and identity) is withdrawn from the hooks, its counts
