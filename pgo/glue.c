@@ -3,12 +3,12 @@
  * The C side of kpgo (kpgo.rs): its initcall; what Rust needs of static
  * inlines and macros (rescheduling, signals, the hooks' preemption
  * sections, grace periods, the module area, a rate limit, the zlib
- * inflater, the pages and mappings of live files); the export of the
- * Rust hooks to modules, which built-in Rust cannot do in 6.12, with
- * their kprobes blacklist entries; with counter relocation, vmlinux's
- * counter bias and the reserve_mem= region its counters may live in
- * (kpgo_persist=); with sampled instrumentation, the per-CPU sampling
- * state.
+ * inflater, the pages and mappings of live files); the export of the Rust
+ * hooks to modules, which built-in Rust cannot do in 6.12, with their
+ * kprobes blacklist entries; with counter relocation, vmlinux's counter
+ * bias, the reserve_mem= region its counters may live in (kpgo_persist=)
+ * and the wait of an epoch switch; with sampled instrumentation, the
+ * per-CPU sampling state.
  *
  * Built without profiling, sanitizers or stack protector (Kbuild): the
  * hooks call into it.

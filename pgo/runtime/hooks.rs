@@ -20,8 +20,8 @@ use super::objects::{record_module_target, vmlinux};
 use crate::profile::format::{memop_size_bucket, Layout};
 
 /// The layout the hooks read vmlinux's data records with: raw version
-/// 10's, the only one Kconfig's `PGO_CLANG` takes (the build stops if
-/// rustc's differs). The hot path tests no other layout.
+/// 10's, the only one Kconfig's `PGO_CLANG` takes (rustc's must be the
+/// same). The hot path tests no other layout.
 pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
 
 /// Records `value` as a target of indirect-call site `index` of the

@@ -30,14 +30,15 @@ build_warnings='^(warning|error)|^[^ ]*: (warning|error):'
 
 # no_modules_fragment FILE: writes a configuration fragment without module
 # support, for configure-kernel after scripts/kpgo.config: what needs
-# modules goes too (qemu.config's MODULE_UNLOAD, and the base's own
-# modules of scripts/configs/tinyconfig.config, which would become =y).
+# modules goes too (qemu.config's MODULE_UNLOAD, and the modules that the
+# base's own fragment, scripts/configs/<BASE>.config, asks for, which
+# would become =y).
 no_modules_fragment() {
+	local base=$lib_dir/../../scripts/configs/${BASE:-tinyconfig}.config
 	{
 		echo '# CONFIG_MODULES is not set'
 		echo '# CONFIG_MODULE_UNLOAD is not set'
-		sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' \
-			"$lib_dir/../../scripts/configs/tinyconfig.config"
+		[[ ! -f $base ]] || sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' "$base"
 	} >"$1"
 }
 

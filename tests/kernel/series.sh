@@ -187,11 +187,15 @@ build_each_commit() {
 		subject=$(git -C "$1" log -1 --format=%s "$commit")
 		[[ -n ${3:-} ]] || ! git -C "$1" diff --quiet "$commit" HEAD -- kernel/pgo || continue
 		log=$logs/kernel-pgo-$2-$commit.log
-		mv "$1/kernel/pgo" "$1/kernel/pgo.series-aside"
-		mkdir "$1/kernel/pgo"
 		status=0
+		# The tree's own Kconfig stays: an earlier one, newer than the
+		# tree's configuration, would make kbuild resynchronize the
+		# configuration with it (and drop what later patches define).
 		{
-			git -C "$1" archive "$commit" kernel/pgo | tar -x -C "$1" &&
+			mv "$1/kernel/pgo" "$1/kernel/pgo.series-aside" &&
+				mkdir "$1/kernel/pgo" &&
+				git -C "$1" archive "$commit" kernel/pgo | tar -x -C "$1" &&
+				cp -p "$1/kernel/pgo.series-aside/Kconfig" "$1/kernel/pgo/Kconfig" &&
 				KPGO_NO_SYNC=1 KPGO_TREE=$1 "$root/scripts/kmake" kernel/pgo/
 		} >"$log" 2>&1 || status=$?
 		restore_kernel_pgo

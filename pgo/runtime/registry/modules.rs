@@ -16,9 +16,9 @@
 //! the map's tables it allocated, which stay for later modules.
 //!
 //! At `MODULE_STATE_GOING`, after the module's exit function, the module
-//! (found by its name and identity) is withdrawn from the hooks, its counts
-//! are merged into the saved profile of its build (created at the first
-//! unload; all saved profiles together take at most
+//! (found by its name and identity) is withdrawn from the hooks and
+//! readers, its counts are merged into the saved profile of its build
+//! (created at the first unload; all saved profiles together take at most
 //! `CONFIG_PGO_KEPT_PROFILES_KB`), and the notification waits for an RCU
 //! grace period, then frees its descriptor: when it returns, no hook or
 //! reader uses the descriptor or the module's memory (`objects::modules`).
