@@ -87,7 +87,7 @@ MUTANTS = [
         "live-mode-0444",
         "live files are created 0444 (readable by every user) instead of 0400 (the "
         "profile files' mode is kernel::debugfs's, in an integration patch)",
-        ["vmlinux", "modules", "lockdown"],
+        ["live"],
         [("pgo/runtime/kernel_api.rs",
           "            0o400,\n            dir.as_raw(),\n",
           "            0o444,\n            dir.as_raw(),\n")],

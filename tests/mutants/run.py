@@ -48,6 +48,7 @@ SUITES = {
     "vmlinux": ([str(SRC / "tests/kernel/vmlinux.sh")], True),
     "modules": ([str(SRC / "tests/kernel/modules.sh")], True),
     "lockdown": ([str(SRC / "tests/kernel/lockdown.sh")], True),
+    "live": ([str(SRC / "tests/kernel/live.sh")], True),
     "rust": ([str(SRC / "tests/kernel/rust.sh")], True),
     "scale": ([str(SRC / "tests/kernel/scale.sh")], True),
     "model": ([str(SRC / "tests/model/model.sh")], True),
