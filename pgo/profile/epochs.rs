@@ -370,12 +370,12 @@ impl ProfiledObject {
 
     /// Counter `k` of `set`'s memory; only with words attached.
     fn set_counter(&self, set: usize, k: usize) -> &AtomicU64 {
+        // Both sets hold every counter, 8-byte aligned (checked by
+        // `attach_epoch_words` or `persist_in`), and counter memory is
+        // written only by instrumented code and atomics (contract of
+        // `ProfiledObject::new`, and of `persist_in` for sets elsewhere).
         // SAFETY: called only with words attached, for `k` below the
-        // number of counters, which both sets hold, 8-byte aligned
-        // (checked by `attach_epoch_words` or `persist_in`); counter
-        // memory is written only by instrumented code and atomics
-        // (contract of `ProfiledObject::new`, and of `persist_in` for
-        // sets elsewhere).
+        // number of counters: a word of a set, as just said.
         unsafe { AtomicU64::from_ptr(self.set_start(set).add(k)) }
     }
 

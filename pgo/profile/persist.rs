@@ -441,9 +441,8 @@ impl ProfiledObject {
         }
         let n = sections.counters.len() / 8;
         let area = |offset: usize| region.wrapping_add(offset).cast::<u64>();
-        // SAFETY: the region's first page, the caller's, page-aligned and
-        // as long as a header at least; any bytes are a `Header`
-        // (integers and byte arrays).
+        // SAFETY: the region's first page (the caller's, page-aligned, as long as
+        // a header); any bytes are a `Header` (integers and byte arrays).
         let old = unsafe { ptr::read(region.cast::<Header>()) };
         let fresh = Header::of(self, id, page_size, 1);
         let previous = if !old.whole() {
@@ -483,9 +482,9 @@ impl ProfiledObject {
             Previous::Served { generation, .. } => generation.wrapping_add(1),
             _ => 1,
         };
-        // SAFETY: all inside the region, the caller's. The header stops
-        // being whole first, in memory too, so that a reset in between
-        // finds no profile.
+        // The header stops being whole first, in memory too, so that a
+        // reset in between finds no profile.
+        // SAFETY: all inside the region, the caller's.
         unsafe {
             ptr::write_bytes(region, 0, page_size);
             flush(region, page_size);
@@ -508,13 +507,13 @@ impl ProfiledObject {
             ptr::write(region.cast::<Header>(), header);
             flush(region, page_size);
         }
-        // SAFETY: the areas of the region, the caller's for good,
-        // page-aligned, apart from each other (`layout`) and from every
-        // range of the object (checked above), of the lengths
+        // The areas are page-aligned, apart from each other (`layout`) and
+        // from every range of the object (checked above), of the lengths
         // `RegionLayout` gives: the sets of counter-page length, one word
-        // per counter for the boot-time and previous counts, three for
-        // the words, zeroed above; `previous` is written no more; the
-        // header page is as long as a `Header` (checked above).
+        // per counter for the boot-time and previous counts, three for the
+        // words, zeroed above; the header page is as long as a `Header`.
+        // SAFETY: as just said, areas of the region, the caller's for good;
+        // `previous` is written no more.
         let attached = unsafe {
             self.attach_region(
                 region,
@@ -539,10 +538,10 @@ impl ProfiledObject {
         if region.is_null() {
             return None;
         }
-        // SAFETY: the region's header, valid for good (type invariant of
-        // `Epochs`), whose words are 8-byte aligned (the region is
-        // page-aligned and `Header` is `repr(C)` of `u64`s and 8-byte
-        // multiples).
+        // The region is page-aligned and `Header` is `repr(C)` of `u64`s and
+        // 8-byte multiples.
+        // SAFETY: a word of the region's header, valid for good (type
+        // invariant of `Epochs`) and 8-byte aligned (as just said).
         Some(unsafe { AtomicU64::from_ptr(region.add(offset).cast()) })
     }
 
@@ -567,10 +566,10 @@ impl ProfiledObject {
 
     /// Counter `k` of the image (below the number of counters).
     fn image_count(&self, k: usize) -> u64 {
+        // The counters are written only by instrumented code and atomics
+        // (contract of `ProfiledObject::new`).
         // SAFETY: the image's counters are 8-byte aligned words
-        // (`relocatable`), `k` is below their number, and they are
-        // written only by instrumented code and atomics (contract of
-        // `ProfiledObject::new`).
+        // (`relocatable`), and `k` is below their number.
         unsafe {
             AtomicU64::from_ptr(self.sections().counters.start().cast::<u64>().add(k))
                 .load(Ordering::Relaxed)

@@ -665,10 +665,11 @@ mod tests {
             vnodes: SectionRange::from_len(addr_of_mut!(memory.nodes).cast(), NODES * NODE_SIZE),
             ..Sections::EMPTY
         };
-        // SAFETY: `memory` outlives `object` and holds what the compiler
-        // would emit for one record: a `Values` pointer to its two zeroed
-        // heads, a zeroed and aligned pool, a valid version word; nothing
-        // else touches it while `object` is used.
+        // `memory` holds what the compiler would emit for one record: a
+        // `Values` pointer to its two zeroed heads, a zeroed and aligned
+        // pool, a valid version word.
+        // SAFETY: as just said; `memory` outlives `object`, and nothing else
+        // touches it while `object` is used.
         let object = unsafe { ProfiledObject::new(sections, addr_of_mut!(memory.version)) };
         let record = record as usize;
 
