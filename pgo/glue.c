@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) "kpgo: " fmt
 
 #include <linux/cacheflush.h>
+#include <linux/debugfs.h>
 #include <linux/export.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
@@ -225,6 +226,18 @@ void __init pgo_persist_counters(void)
 	register_reboot_notifier(&kpgo_persist_reboot_block);
 }
 #endif
+
+/*
+ * pgo/'s snapshot and command files (runtime/kernel_api/debugfs.rs), through
+ * debugfs's full proxy: debugfs_create_file() is a macro that picks the
+ * proxy by the type of fops, which Rust cannot call.
+ */
+struct dentry *kpgo_debugfs_create_file(const char *name, umode_t mode,
+					struct dentry *parent, void *data,
+					const struct file_operations *fops)
+{
+	return debugfs_create_file(name, mode, parent, data, fops);
+}
 
 /* Between two chunks of a long profile serialization. */
 void kpgo_cond_resched(void)

@@ -37,6 +37,11 @@ u32 kpgo_sampling_rate(u32 *recorded);
 #endif
 
 /* C: glue.c, called by runtime/kernel_api.rs. */
+struct dentry;
+struct file_operations;
+struct dentry *kpgo_debugfs_create_file(const char *name, umode_t mode,
+					struct dentry *parent, void *data,
+					const struct file_operations *fops);
 void kpgo_cond_resched(void);
 bool kpgo_fatal_signal_pending(void);
 size_t kpgo_inflate_workspace_size(void);

@@ -56,10 +56,17 @@ def profile_use_command(cmd_file, profdata, out, allow_decls=False):
 def remarks(tree, cmd_file, profdata, allow_decls=False):
     """(remark lines, assembly text) of compiling CMD_FILE's object in TREE
     with PROFDATA; raises CalledProcessError if clang fails."""
+    # Where kbuild ran the compile: the tree, but for an external module
+    # from 7.3 on (M=), which it builds in the module's folder with the
+    # source's path relative to it.
+    cwd = tree
+    source = re.search(r"^source_\S+ := (\S+)", Path(cmd_file).read_text(), re.M)
+    if source and (Path(cmd_file).parent / source.group(1)).exists():
+        cwd = Path(cmd_file).parent
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "out.s"
         run = subprocess.run(profile_use_command(cmd_file, profdata, out, allow_decls),
-                             cwd=tree, capture_output=True, text=True)
+                             cwd=cwd, capture_output=True, text=True)
         if run.returncode:
             raise subprocess.CalledProcessError(run.returncode, "clang", run.stdout, run.stderr)
         lines = [line for line in run.stderr.splitlines() if "remark:" in line]

@@ -17,9 +17,48 @@
 KPGO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
 
+# LINUX: the kernel release that every kernel target builds: 7.3 (the
+# default: Debian's linux-source-7.3 from trixie-backports, which
+# scripts/setup fetches into KPGO_CACHE through apt lists of its own) or
+# 6.12 (the LTS: bookworm's linux-source-6.12, installed as a package).
+# Each release has its series (patches/ for 7.3, what would be posted;
+# patches/linux-6.12/, the stable backport, both generated from
+# integration/), its Debian configurations (linux-config-<release>) and
+# its build folders: 7.3's are the ones this file names, 6.12's the same
+# under KPGO_OUT/linux-6.12/ (build/linux-6.12/linux, ...).
+KPGO_DEFAULT_LINUX=7.3
+KPGO_LINUX_RELEASES=(7.3 6.12)
+# kpgo_linux_release RELEASE: sets the KPGO_LINUX_* variables of that
+# release (scripts/setup fetches every release's source through it).
+kpgo_linux_release() {
+	case $1 in
+	7.3)
+		# Pinned: the series is made against this build.
+		KPGO_LINUX_DEB_VERSION=7.3.4-1~bpo13+1
+		KPGO_LINUX_DIR=$KPGO_CACHE/linux/linux-source-7.3_$KPGO_LINUX_DEB_VERSION
+		KPGO_DEFAULT_TARBALL=$KPGO_LINUX_DIR/usr/src/linux-source-7.3.tar.xz
+		KPGO_LINUX_CONFIGS=$KPGO_LINUX_DIR/usr/src/linux-config-7.3
+		KPGO_PATCHES=$KPGO_ROOT/patches
+		;;
+	6.12)
+		# Installed as Debian packages (scripts/setup pins the source).
+		KPGO_LINUX_DEB_VERSION=
+		KPGO_LINUX_DIR=
+		KPGO_DEFAULT_TARBALL=/usr/src/linux-source-6.12.tar.xz
+		KPGO_LINUX_CONFIGS=/usr/src/linux-config-6.12
+		KPGO_PATCHES=$KPGO_ROOT/patches/linux-6.12
+		;;
+	*)
+		echo "LINUX=$1: unknown kernel release; use 7.3 (the default) or 6.12" >&2
+		exit 1
+		;;
+	esac
+}
+KPGO_LINUX=${LINUX:-$KPGO_DEFAULT_LINUX}
+kpgo_linux_release "$KPGO_LINUX"
 # BASE: the base configuration, a kconfig target (tinyconfig, the default;
 # defconfig), a distribution's configuration by name (debian-cloud: Debian's
-# cloud-amd64 kernel, /usr/src/linux-config-6.12, with the modules of
+# cloud-amd64 kernel of the release, KPGO_LINUX_CONFIGS, with the modules of
 # scripts/configs/debian-cloud.modules) or the path of a .config.  Each
 # base has its own build folder, KPGO_BUILD: build/ for tinyconfig (the
 # paths the README names), build/<target> for another target,
@@ -50,7 +89,7 @@ kpgo_list_suffix() {
 }
 case $KPGO_BASE in
 debian-cloud)
-	KPGO_BASE_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
+	KPGO_BASE_CONFIG=$KPGO_LINUX_CONFIGS/config.amd64_none_cloud-amd64.xz
 	[[ -f $KPGO_BASE_CONFIG ]] ||
 		{ echo "BASE=$KPGO_BASE: $KPGO_BASE_CONFIG missing: run scripts/setup" >&2; exit 1; }
 	KPGO_OUT=$(realpath -m "${KPGO_OUT:-$KPGO_CACHE/out}")
@@ -109,20 +148,24 @@ fi
 kpgo_module_names() {
 	awk '{ sub(/#.*/, "") } NF && !($1 == "Module" && $2 == "Size") { print $1 }' "$KPGO_MODULE_LIST"
 }
-# KPGO_LINUX_TARBALL: the kernel source, default Debian's linux-source-6.12
-# (scripts/setup installs it).  Another one (another 6.12.y: make
-# check-stable) has a build folder of its own, build/source-<name of the
-# tarball's folder>-<hash of its path>, which holds its imported source and
-# the folders of each base and toolchain (build/source-.../defconfig/...).
-KPGO_DEFAULT_TARBALL=/usr/src/linux-source-6.12.tar.xz
-KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-$KPGO_DEFAULT_TARBALL}
 KPGO_SOURCE_DIR=$KPGO_OUT
+if [[ $KPGO_LINUX != "$KPGO_DEFAULT_LINUX" ]]; then
+	KPGO_SOURCE_DIR=$KPGO_OUT/linux-$KPGO_LINUX
+	KPGO_BUILD=$KPGO_SOURCE_DIR${KPGO_BUILD#"$KPGO_OUT"}
+fi
+# KPGO_LINUX_TARBALL: the kernel source, default the release's Debian
+# linux-source (scripts/setup installs it).  Another one (another 6.12.y:
+# make check-stable) has a build folder of its own, build/source-<name of
+# the tarball's folder>-<hash of its path>, which holds its imported source
+# and the folders of each base and toolchain (build/source-.../defconfig/...).
+KPGO_LINUX_TARBALL=${KPGO_LINUX_TARBALL:-$KPGO_DEFAULT_TARBALL}
 if [[ $KPGO_LINUX_TARBALL != "$KPGO_DEFAULT_TARBALL" ]]; then
 	[[ -f $KPGO_LINUX_TARBALL ]] || { echo "KPGO_LINUX_TARBALL=$KPGO_LINUX_TARBALL: no such file" >&2; exit 1; }
 	KPGO_LINUX_TARBALL=$(realpath "$KPGO_LINUX_TARBALL")
-	KPGO_SOURCE_DIR=$KPGO_OUT/source-$(basename "$(dirname "$KPGO_LINUX_TARBALL")" |
+	kpgo_tarball_dir=$KPGO_SOURCE_DIR/source-$(basename "$(dirname "$KPGO_LINUX_TARBALL")" |
 		tr -c 'A-Za-z0-9._\n-' _)-$(printf %s "$KPGO_LINUX_TARBALL" | sha1sum | cut -c1-8)
-	KPGO_BUILD=$KPGO_SOURCE_DIR${KPGO_BUILD#"$KPGO_OUT"}
+	KPGO_BUILD=$kpgo_tarball_dir${KPGO_BUILD#"$KPGO_SOURCE_DIR"}
+	KPGO_SOURCE_DIR=$kpgo_tarball_dir
 fi
 # The kernel source imported into git once (bare; its objects are shared by
 # every prepared tree): the base commit of the series in patches/.  The
@@ -272,8 +315,10 @@ kpgo_git() {
 # Where the tarball comes from, for the import's commit message: the
 # installed package's version for the default one.
 kpgo_tarball_origin() {
-	if [[ $KPGO_LINUX_TARBALL == "$KPGO_DEFAULT_TARBALL" ]]; then
+	if [[ $KPGO_LINUX_TARBALL == "$KPGO_DEFAULT_TARBALL" && $KPGO_LINUX == 6.12 ]]; then
 		echo "Debian $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)"
+	elif [[ $KPGO_LINUX_TARBALL == "$KPGO_DEFAULT_TARBALL" ]]; then
+		echo "Debian $KPGO_LINUX_DEB_VERSION"
 	else
 		# Not the path: the import's commit id must not depend on it.
 		basename "$(dirname "$KPGO_LINUX_TARBALL")"
@@ -284,9 +329,13 @@ kpgo_tarball_origin() {
 # tagged $KPGO_BASE_TAG, with the identity above and the date of the
 # tarball's top Makefile, so that the commit id depends on the tarball only.
 kpgo_ensure_base_repo() {
-	local tmp version
+	local tmp version subject
 	if git --git-dir="$KPGO_BASE_REPO" rev-parse -q --verify \
 		"refs/tags/$KPGO_BASE_TAG" >/dev/null 2>&1; then
+		# A folder that an older kpgo, whose default was 6.12, filled.
+		subject=$(git --git-dir="$KPGO_BASE_REPO" log -1 --format=%s "$KPGO_BASE_TAG")
+		[[ $subject == "Linux $KPGO_LINUX."* ]] ||
+			kpgo_die "$KPGO_BASE_REPO holds \"$subject\", not Linux $KPGO_LINUX (LINUX=$KPGO_LINUX): it was made when the default release was another; remove $KPGO_SOURCE_DIR/linux-base.* and the trees made from it (rm -rf ${KPGO_SOURCE_DIR#"$KPGO_ROOT"/})"
 		return
 	fi
 	mkdir -p "$(dirname "$KPGO_BASE_REPO")"

@@ -182,12 +182,14 @@ kernel-check: kernel
 kernel-figures:
 	$(KPGO_REPO)/scripts/kernel-figures
 
-# patches/ from integration/ and the sources; series-check fails when
-# patches/ is not what they give.
+# patches/ (7.3) and patches/linux-6.12/ from integration/ and the sources;
+# series-check fails when either is not what they give.
 series:
-	$(KPGO_REPO)/scripts/make-series
+	LINUX=7.3 $(KPGO_REPO)/scripts/make-series
+	LINUX=6.12 $(KPGO_REPO)/scripts/make-series
 series-check:
-	$(KPGO_REPO)/scripts/make-series --check
+	LINUX=7.3 $(KPGO_REPO)/scripts/make-series --check
+	LINUX=6.12 $(KPGO_REPO)/scripts/make-series --check
 
 # The whole loop on x86_64 defconfig with in-tree modules, checked and
 # measured (build/defconfig/defconfig-report.md), and on Debian's cloud

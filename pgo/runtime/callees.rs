@@ -366,7 +366,8 @@ fn locate_vmlinux_names() -> Result<KVVec<u32>> {
     }
     if let Err(error) = walked {
         pr_warn!(
-            "vmlinux's names: {error}: profiles that name its functions after it carry all of its names\n"
+            "vmlinux's names: {}: profiles that name its functions after it carry all of its names\n",
+            format_args!("{error}")
         );
     }
     Ok(chunk_at)

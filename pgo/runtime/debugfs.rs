@@ -78,7 +78,7 @@
 //! The files carry kernel addresses, hence root only.
 
 use kernel::c_str;
-use kernel::debugfs::{Command, Dir, Snapshot};
+use super::kernel_api::debugfs::{Command, Dir, Snapshot};
 use kernel::prelude::*;
 
 use super::{registry, snapshot};

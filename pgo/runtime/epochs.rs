@@ -24,7 +24,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 
-use kernel::debugfs::{Command, Snapshot};
+use super::kernel_api::debugfs::{Command, Snapshot};
 
 use super::kernel_api::{fatal_signal_pending, sleep_a_while, wait_for_old_bias};
 use super::registry::{self, Entry};

@@ -4,8 +4,8 @@
 //! abstraction for, behind safe wrappers.
 //!
 //! The calls from kpgo into C, and the callbacks C makes into kpgo (other
-//! than the hooks, `kernel`'s abstractions, which are debugfs directories
-//! and files, module notifiers and RCU, and the warm-reboot region's own,
+//! than the hooks, `kernel`'s abstractions, which are module notifiers and
+//! RCU, the debugfs files' own, in `debugfs`, and the warm-reboot region's own,
 //! in `persist`), are here: RCU read-side sections that may be skipped,
 //! the zlib inflater, the mappable debugfs file and its pages, the wait
 //! for an old counter bias, the sampling rate; and in `modules` (only
@@ -19,12 +19,13 @@ use core::marker::PhantomData;
 use core::ptr;
 
 use kernel::bindings;
-use kernel::debugfs::Dir;
 use kernel::error::from_err_ptr;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::sync::rcu;
-use kernel::uaccess::UserSlice;
+
+pub(crate) mod debugfs;
+use debugfs::{Dir, NO_FOPS};
 
 #[cfg(CONFIG_MODULES)]
 mod modules;
@@ -42,8 +43,8 @@ pub(crate) trait MappedSource {
 /// together for `key` at each open, to read and to map read-only. Opening
 /// it for writing is refused (`-EACCES`).
 ///
-/// debugfs's full proxy has no `mmap`, nor has `kernel::debugfs`: the file
-/// is created without the proxy (`debugfs_create_file_unsafe`). Its
+/// debugfs's full proxy has no `mmap`: the file is created without the
+/// proxy (`debugfs_create_file_unsafe`). Its
 /// handlers use nothing that its removal frees: the key names what is
 /// never freed (the caller's `M` says so), and an open file holds its own
 /// pages.
@@ -61,13 +62,6 @@ pub(crate) fn create_mapped_file<M: MappedSource>(dir: &Dir, name: &CStr, key: u
     };
     from_err_ptr(dentry).map(|_| ())
 }
-
-/// All-zero `file_operations`: every callback `None`, no owner (built-in
-/// code).
-const NO_FOPS: bindings::file_operations =
-    // SAFETY: `file_operations` is plain data whose fields are all valid
-    // when zero (null owner, `None` callbacks, no flags).
-    unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
 
 /// One reference to a page of memory that others may share: the kernel
 /// code that writes it (live pages), the mappings made of it.
@@ -349,7 +343,6 @@ unsafe extern "C" fn mapped_read(
     let Ok(start) = usize::try_from(start) else {
         return EINVAL.to_errno() as isize;
     };
-    let mut writer = UserSlice::new(buf as usize, count).writer();
     let mut chunk = [0u8; 256];
     let mut done = 0;
     while done < count {
@@ -362,9 +355,18 @@ unsafe extern "C" fn mapped_read(
         if got == 0 {
             break;
         }
-        if let Err(error) = writer.write_slice(&chunk[..got]) {
+        // `_copy_to_user()` checks the range (`access_ok()`), as
+        // `UserSlice` would; it is called directly because `UserSlice`
+        // takes the user pointer as `usize` in 6.12 and as `UserPtr` in 7.3.
+        // SAFETY: `buf` is the user's buffer of `count` bytes (the
+        // function's contract), of which `done + got` are within it; `chunk`
+        // is readable for `got` bytes.
+        let left = unsafe {
+            bindings::_copy_to_user(buf.add(done).cast(), chunk.as_ptr().cast(), got as _)
+        };
+        if left != 0 {
             if done == 0 {
-                return error.to_errno() as isize;
+                return EFAULT.to_errno() as isize;
             }
             break;
         }

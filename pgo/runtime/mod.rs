@@ -26,12 +26,13 @@
 //! - `kernel_api`: the C interfaces that `kernel` has no abstraction for,
 //!   behind safe wrappers (the mappable live file and its pages, the
 //!   profile reads' RCU sections, which may be skipped);
+//!   `kernel_api/debugfs.rs`, the debugfs directories and files (snapshot
+//!   and command files, which `kernel::debugfs` does not have);
 //!   `kernel_api/modules.rs`, those only module support has (what kpgo
 //!   reads of a `struct module`, the module area, the hooks'
 //!   preemption-off sections, grace periods); with `glue.c`, the C side.
-//!   Debugfs directories and files, module notifiers, RCU guards and
-//!   deferred frees are `kernel`'s (`kernel::debugfs`,
-//!   `kernel::module_notifier`, `kernel::sync::rcu`).
+//!   Module notifiers, RCU guards and deferred frees are `kernel`'s
+//!   (`kernel::module_notifier`, `kernel::sync::rcu`).
 //!
 //! What exists only for modules is in the `modules.rs` file of each
 //! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the
@@ -57,7 +58,7 @@ mod snapshot;
 /// `hooks::VMLINUX_LAYOUT`) is logged once and exposes nothing.
 pub(crate) fn init() -> Result {
     if let Err(error) = objects::vmlinux().version() {
-        pr_err!("{error}; no profile is exposed\n");
+        pr_err!("{}; no profile is exposed\n", format_args!("{error}"));
         return Ok(());
     }
     registry::init()

@@ -15,7 +15,7 @@
 
 use core::ffi::c_void;
 
-use kernel::debugfs::Snapshot;
+use super::kernel_api::debugfs::Snapshot;
 use kernel::prelude::*;
 
 use super::objects::vmlinux;

@@ -299,7 +299,7 @@ impl Entry {
         match self.kind {
             Kind::Vmlinux => Some(vmlinux()),
             Kind::Module if !proof.keeps(self) => {
-                pr_warn!("{}: module read without a section\n", self.name);
+                pr_warn!("{}: module read without a section\n", format_args!("{}", self.name));
                 None
             }
             Kind::Module => self.live_module(proof),
@@ -464,7 +464,8 @@ impl Registry {
         let name = name.as_bytes();
         file_name[..name.len()].copy_from_slice(name);
         file_name[name.len()..name.len() + SUFFIX.len()].copy_from_slice(SUFFIX);
-        let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])?;
+        let file_name = CStr::from_bytes_with_nul(&file_name[..name.len() + SUFFIX.len()])
+            .map_err(|_| EINVAL)?;
         // The file names the entry by its address: pinned, and leaked
         // below if the file exists (on failure no file can name it).
         let key = &*entry as *const Entry as usize;

@@ -116,10 +116,13 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let unchanged = entry.unchanged_since(changes);
         match serialized {
             Ok(()) if unchanged => {
-                // SAFETY: `written <= bytes.len()` (a `SliceSink` never writes past its
-                // slice): the length shrinks to bytes that `grow` initialised.
-                unsafe { bytes.set_len(written) };
-                return Ok(bytes);
+                // The length shrinks to what was written (`KVVec` has neither
+                // `truncate` in 6.12 nor `set_len` in 7.3).
+                let (pointer, _, capacity) = bytes.into_raw_parts();
+                // SAFETY: the parts are the vector's own, and `written` is at most
+                // its length (a `SliceSink` never writes past its slice): bytes
+                // that `grow` initialised, which need no drop.
+                return Ok(unsafe { KVVec::from_raw_parts(pointer, written, capacity) });
             }
             // A change meanwhile, the only way past the bound: outside any
             // read section now, so a storm of loads cannot keep this CPU.

@@ -72,8 +72,8 @@ check_after none "before the first switch, an epoch file has no data ($(cat "$r/
 check "the worker ran and every switch succeeded ($(grep -c '^switch' "$r/switches.txt" 2>/dev/null) switches, $(sed -n 's/^runs //p' "$r/switches.txt" 2>/dev/null) runs)" \
 	bash -c "grep -qx 'worker ok' '$r/switches.txt' && test \$(grep -c '^switch [0-9]* [0-9]* [0-9]*\$' '$r/switches.txt') -eq $((switches + 1))"
 
-a_run="$moddir/pgo_test_a.c;pgo_test_a_run"
-a_leaf="$moddir/pgo_test_a.c;pgo_test_a_leaf"
+a_run=$(static_name "$r/a-total.profraw" pgo_test_a.c pgo_test_a_run)
+a_leaf=$(static_name "$r/a-total.profraw" pgo_test_a.c pgo_test_a_leaf)
 pread=__x64_sys_pread64
 # The epochs' counts, cumulated, against each switch's bracket. The
 # module's init ran once before the worker: +1.

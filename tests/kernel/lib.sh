@@ -59,6 +59,16 @@ entry_count() {
 			gsub(/[][,]/, " "); print $3; exit }'
 }
 
+# static_name PROFILE FILE FUNCTION: PROFILE's name of the static FUNCTION
+# of the source FILE (a module's), which clang names after the path it was
+# given: absolute in 6.12, relative to the module's folder in 7.3, which
+# builds external modules there.
+static_name() {
+	"$profdata" show --all-functions "$1" 2>/dev/null |
+		awk -v f="$2;$3:" '{ n = $1 } n == f || substr(n, length(n) - length(f)) == "/" f {
+			sub(/:$/, "", n); print n; exit }'
+}
+
 # in_range N LOW HIGH: LOW <= N < HIGH.
 in_range() { (($1 >= $2 && $1 < $3)); }
 

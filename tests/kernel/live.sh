@@ -110,7 +110,7 @@ else
 fi
 
 # A module's static functions are named after their file.
-a_run="$moddir/pgo_test_a.c;pgo_test_a_run"
+a_run=$(static_name "$r/a-before.profraw" pgo_test_a.c pgo_test_a_run)
 a_before=$(entry_count "$r/a-before.profraw" "$a_run")
 a_after=$(entry_count "$r/a-after.profraw" "$a_run")
 a_read=$(entry_count "$r/a-read.profraw" "$a_run")

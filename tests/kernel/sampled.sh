@@ -196,10 +196,10 @@ check_after getpid "getpid after $calls calls: ${count:-none}, near $expected ($
 	near "${count:-0}" "$expected"
 # The target is called by the hooked loop and by the plain one (itself
 # not instrumented): 2 * calls times.
-count=$(entry_count "$out/full.profdata" "$moddir/full/pgo_hookbench.c;pgo_hookbench_double")
+count=$(entry_count "$out/full.profdata" "$(static_name "$out/full.profdata" pgo_hookbench.c pgo_hookbench_double)")
 check_after modules "the full module: its target called exactly $((2 * calls)) times (${count:-none})" \
 	test "${count:-0}" -eq $((2 * calls))
-count=$(entry_count "$out/sampled.profdata" "$moddir/sampled/pgo_sampledbench.c;pgo_sampledbench_double")
+count=$(entry_count "$out/sampled.profdata" "$(static_name "$out/sampled.profdata" pgo_sampledbench.c pgo_sampledbench_double)")
 check_after modules "the sampled module: its target ${count:-none} times, near $((2 * expected))" \
 	near "${count:-0}" $((2 * expected))
 # The indirect call's value profile is sampled as the counters are.

@@ -244,7 +244,9 @@ impl Entry {
             saved = profile.older.load(Ordering::Acquire);
             KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
             KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
-            RcuBox::drop_after_grace_period(profile);
+            // SAFETY: kpgo is built in (`PGO_CLANG` is a `bool`): the
+            // callback's code is never unloaded.
+            unsafe { RcuBox::drop_after_grace_period(profile) };
         }
         self.lost_unloads.store(0, Ordering::Relaxed);
         self.kept_unloads.store(0, Ordering::Relaxed);
@@ -257,7 +259,7 @@ impl Entry {
         mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
     ) -> Result<(), E> {
         if !proof.keeps(self) {
-            pr_warn!("{}: saved profiles read without a section\n", self.name);
+            pr_warn!("{}: saved profiles read without a section\n", format_args!("{}", self.name));
             return Ok(());
         }
         let mut saved = self.module.saved.load(Ordering::Acquire);
@@ -373,7 +375,7 @@ impl Entry {
             Err(reason) => {
                 self.lost_unloads.fetch_add(1, Ordering::Relaxed);
                 if unload_warning_allowed() {
-                    pr_warn!("module {}: profile not kept ({reason})\n", self.name);
+                    pr_warn!("module {}\n", format_args!("{}: profile not kept ({reason})", self.name));
                 }
             }
         }
@@ -466,7 +468,7 @@ impl Registry {
             }
             Err(refusal) => {
                 MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
-                pr_err!("module {name}: {refusal}; not profiled\n");
+                pr_err!("module {}\n", format_args!("{name}: {refusal}; not profiled"));
             }
         }
     }

@@ -28,7 +28,6 @@ use kernel::prelude::*;
 module! {
     type: PgoTestRust,
     name: "pgo_test_rust",
-    author: "kpgo developers",
     description: "kpgo test module: a known profile from Rust",
     license: "GPL",
 }
@@ -166,10 +165,13 @@ impl kernel::Module for PgoTestRust {
         let dir = unsafe {
             bindings::debugfs_create_dir(c_str!("pgo_test_rust").as_char_ptr(), ptr::null_mut())
         };
+        // Without debugfs's proxy (debugfs_create_file() is a macro in 7.3,
+        // which Rust cannot call): the table's owner pins the module while
+        // the file is open, and its handlers free nothing.
         // SAFETY: as above, with a table that lives as long as the module;
         // in an error-pointer directory no file is created.
         unsafe {
-            bindings::debugfs_create_file(
+            bindings::debugfs_create_file_unsafe(
                 c_str!("run").as_char_ptr(),
                 0o400,
                 dir,
