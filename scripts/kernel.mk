@@ -233,6 +233,11 @@ check-stress: kernel-kasan
 check-llvm-22:
 	$(KPGO_REPO)/scripts/check llvm-22
 
+# The 6.12 LTS suites alone (make check runs them after 7.3's).
+.PHONY: check-linux-6.12
+check-linux-6.12:
+	$(KPGO_REPO)/scripts/check linux-6.12
+
 # Every commit of the series builds (build/bisect/): tens of minutes.
 check-bisect:
 	$(KPGO_REPO)/tests/kernel/bisect.sh

@@ -11,8 +11,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-export KPGO_TREE=$root/build/linux-kconfig
-out=$root/build/kconfig
+# The release's trees (LINUX=, default 7.3).
+build=$(BASE=tinyconfig "$root/scripts/base-dir")
+export KPGO_TREE=$build/linux-kconfig
+out=$build/kconfig
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 mkdir -p "$out"

@@ -23,8 +23,11 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tree=$root/build/linux
-logs=$root/build/check/series
+# The release's (LINUX=, default 7.3): its series, its trees.
+build=$(BASE=tinyconfig "$root/scripts/base-dir")
+series=$(BASE=tinyconfig bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_PATCHES"' _ "$root")
+tree=$build/linux
+logs=$build/check/series
 mkdir -p "$logs"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
@@ -34,10 +37,10 @@ status=0
 check "patches/ is what integration/ and the sources give (status $status)" test "$status" -eq 0
 
 patches=()
-for p in "$root"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+for p in "$series"/[0-9][0-9][0-9][0-9]-*.patch; do
 	[[ $p == */0000-cover-letter.patch ]] || patches+=("$p")
 done
-cover=$root/patches/0000-cover-letter.patch
+cover=$series/0000-cover-letter.patch
 check "a cover letter, numbered [PATCH 00/${#patches[@]}]" \
 	grep -q "^Subject: \[PATCH 0*0/${#patches[@]}\]" "$cover"
 check "the cover letter names its base-commit" grep -q '^base-commit: [0-9a-f]\{40\}$' "$cover"
@@ -153,7 +156,7 @@ check "get_maintainer.pl: every file the series adds is in its entry (not: ${unc
 # Trees are hard-linked copies of one checkout (kpgo_new_tree): the build
 # of build/linux (the kernel test, before this one) must have written no
 # source in place, or every tree would have changed with it.
-base_checkout=$root/build/linux-base.checkout
+base_checkout=$build/linux-base.checkout
 inode() { stat -c %i "$1" 2>/dev/null; }
 check "build/linux's unchanged sources are links to build/linux-base.checkout" \
 	test -n "$(inode "$tree/COPYING")" -a "$(inode "$tree/COPYING")" = "$(inode "$base_checkout/COPYING")"
@@ -208,7 +211,7 @@ build_each_commit() {
 build_each_commit "$tree" test
 # Without module support, where the module half of the runtime is not
 # built: what only it uses must come with it.
-nomodules=$root/build/linux-kconfig
+nomodules=$build/linux-kconfig
 no_modules_fragment "$logs/no-modules.config"
 status=0
 {
