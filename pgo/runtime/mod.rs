@@ -26,13 +26,12 @@
 //! - `kernel_api`: the C interfaces that `kernel` has no abstraction for,
 //!   behind safe wrappers (the mappable live file and its pages, the
 //!   profile reads' RCU sections, which may be skipped);
-//!   `kernel_api/debugfs.rs`, the debugfs directories and files (snapshot
-//!   and command files, which `kernel::debugfs` does not have);
 //!   `kernel_api/modules.rs`, those only module support has (what kpgo
 //!   reads of a `struct module`, the module area, the hooks'
 //!   preemption-off sections, grace periods); with `glue.c`, the C side.
-//!   Module notifiers, RCU guards and deferred frees are `kernel`'s
-//!   (`kernel::module_notifier`, `kernel::sync::rcu`).
+//!   Debugfs directories and files are
+//!   `kernel_api/debugfs.rs`; module notifiers, RCU guards and deferred
+//!   frees are `kernel`'s (`kernel::module_notifier`, `kernel::sync::rcu`).
 //!
 //! What exists only for modules is in the `modules.rs` file of each
 //! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the
