@@ -35,6 +35,20 @@ check "CONFIG_PGO_KEPT_PROFILES_KB=-1 is out of range: the range's bound 0 is ta
 check "... and configure-kernel says so and fails (status $status)" \
 	bash -c "test $status -ne 0 && grep -q \"wanted 'CONFIG_PGO_KEPT_PROFILES_KB=-1', got 'CONFIG_PGO_KEPT_PROFILES_KB=0'\" '$out/kept-minus-one.log'"
 
+# 7.3's RUST_INLINE_HELPERS (C helpers as bitcode linked into every Rust
+# crate) and PGO_CLANG do not go together: the option asked for is
+# dropped, and configure-kernel says so.  6.12 has no such option.
+if grep -q '^config RUST_INLINE_HELPERS$' "$KPGO_TREE/lib/Kconfig.debug"; then
+	printf 'CONFIG_EXPERT=y\nCONFIG_RUST_INLINE_HELPERS=y\n' >"$out/inline-helpers.config"
+	status=0
+	configure "$out/inline-helpers.config" >"$out/inline-helpers.log" 2>&1 || status=$?
+	echo "RUST_INLINE_HELPERS=y gives: $(option CONFIG_RUST_INLINE_HELPERS), $(option CONFIG_PGO_CLANG)"
+	check "RUST_INLINE_HELPERS=y with PGO_CLANG=y is refused by configure-kernel (status $status)" \
+		bash -c "test $status -ne 0 && grep -q 'CONFIG_RUST_INLINE_HELPERS' '$out/inline-helpers.log'"
+	check "... and never both in .config" \
+		bash -c "! { grep -qx CONFIG_PGO_CLANG=y '$KPGO_TREE/.config' && grep -qx CONFIG_RUST_INLINE_HELPERS=y '$KPGO_TREE/.config'; }"
+fi
+
 # Without modules (and what needs them: lib.sh's no_modules_fragment).
 no_modules_fragment "$out/no-modules.config"
 status=0
