@@ -77,8 +77,8 @@
 //!
 //! The files carry kernel addresses, hence root only.
 
-use kernel::c_str;
 use super::kernel_api::debugfs::{Command, Dir, Snapshot};
+use kernel::c_str;
 use kernel::prelude::*;
 
 use super::{registry, snapshot};

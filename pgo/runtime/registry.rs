@@ -299,7 +299,10 @@ impl Entry {
         match self.kind {
             Kind::Vmlinux => Some(vmlinux()),
             Kind::Module if !proof.keeps(self) => {
-                pr_warn!("{}: module read without a section\n", format_args!("{}", self.name));
+                pr_warn!(
+                    "{}: module read without a section\n",
+                    format_args!("{}", self.name)
+                );
                 None
             }
             Kind::Module => self.live_module(proof),

@@ -324,7 +324,11 @@ unsafe extern "C" fn command_write<C: Command>(
         )
     };
     if copied != count as isize {
-        return if copied < 0 { copied } else { EFAULT.to_errno() as isize };
+        return if copied < 0 {
+            copied
+        } else {
+            EFAULT.to_errno() as isize
+        };
     }
     let command = &storage[..count];
     match C::command(command.strip_suffix(b"\n").unwrap_or(command)) {

@@ -259,7 +259,10 @@ impl Entry {
         mut f: impl FnMut(&'a SavedProfile) -> Result<(), E>,
     ) -> Result<(), E> {
         if !proof.keeps(self) {
-            pr_warn!("{}: saved profiles read without a section\n", format_args!("{}", self.name));
+            pr_warn!(
+                "{}: saved profiles read without a section\n",
+                format_args!("{}", self.name)
+            );
             return Ok(());
         }
         let mut saved = self.module.saved.load(Ordering::Acquire);
@@ -375,7 +378,10 @@ impl Entry {
             Err(reason) => {
                 self.lost_unloads.fetch_add(1, Ordering::Relaxed);
                 if unload_warning_allowed() {
-                    pr_warn!("module {}\n", format_args!("{}: profile not kept ({reason})", self.name));
+                    pr_warn!(
+                        "module {}\n",
+                        format_args!("{}: profile not kept ({reason})", self.name)
+                    );
                 }
             }
         }
@@ -468,7 +474,10 @@ impl Registry {
             }
             Err(refusal) => {
                 MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
-                pr_err!("module {}\n", format_args!("{name}: {refusal}; not profiled"));
+                pr_err!(
+                    "module {}\n",
+                    format_args!("{name}: {refusal}; not profiled")
+                );
             }
         }
     }
