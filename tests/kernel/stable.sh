@@ -19,6 +19,8 @@
 #
 # Usage: tests/kernel/stable.sh
 set -euo pipefail
+# The 6.12.y updates: 6.12's series and trees.
+export LINUX=6.12
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib.sh
