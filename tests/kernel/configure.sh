@@ -24,7 +24,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-distro=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
+# The release's (LINUX=, default 7.3) Debian configuration.
+distro=$(bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_LINUX_CONFIGS"' _ "$root")/config.amd64_none_amd64.xz
+release=$(bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_LINUX"' _ "$root")
 logs=$root/build/check/configure
 mkdir -p "$logs"
 # shellcheck source=lib.sh
@@ -54,12 +56,19 @@ for base in defconfig "$distro"; do
 	check "$name: MODVERSIONS off in the instrumented configuration" \
 		grep -qx '# CONFIG_MODVERSIONS is not set' "$config"
 done
-check "distro base: the MODVERSIONS change is reported with its reason" \
-	grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.config: RUST depends on !MODVERSIONS' \
-	"$logs/$(basename "$distro").log"
-check "distro base: the tree keeps the same report (.kpgo/config-report.txt)" \
-	grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.config: RUST depends on !MODVERSIONS' \
-	"$(tree_of "$distro")/.kpgo/config-report.txt"
+# Debian's 6.12 has MODVERSIONS, which 6.12's Rust excludes; Debian's 7.3
+# has it off already (7.3's Rust would take it with GENDWARFKSYMS).
+if [[ $release == 6.12 ]]; then
+	check "distro base: the MODVERSIONS change is reported with its reason" \
+		grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.linux-6.12.config: RUST depends on !MODVERSIONS' \
+		"$logs/$(basename "$distro").log"
+	check "distro base: the tree keeps the same report (.kpgo/config-report.txt)" \
+		grep -q 'base CONFIG_MODVERSIONS=y -> n (pgo.linux-6.12.config: RUST depends on !MODVERSIONS' \
+		"$(tree_of "$distro")/.kpgo/config-report.txt"
+else
+	check "distro base: its BTF stays (CONFIG_DEBUG_INFO_BTF=y)" \
+		grep -qx CONFIG_DEBUG_INFO_BTF=y "$(tree_of "$distro")/.config"
+fi
 check "defconfig base: its modules fragment applied (CONFIG_VFAT_FS=m)" \
 	grep -qx CONFIG_VFAT_FS=m "$(tree_of defconfig)/.config"
 
@@ -70,7 +79,7 @@ status=0
 configure forced-modversions "$distro" --fragment "$forced" || status=$?
 check "MODVERSIONS=y forced: configuration fails (status $status)" test "$status" -ne 0
 check "MODVERSIONS=y forced: the unmet dependency of RUST is named" \
-	grep -q 'RUST depends on !MODVERSIONS *\[MODVERSIONS=y\]' "$logs/forced-modversions.log"
+	grep -q 'RUST depends on !MODVERSIONS' "$logs/forced-modversions.log"
 rm -f "$forced"
 # A distribution's base with the user's own module list (MODULE_LIST=, in
 # lsmod's format, a relative path): only those modules (and what they
