@@ -233,7 +233,10 @@ check-stress: kernel-kasan
 check-llvm-22:
 	$(KPGO_REPO)/scripts/check llvm-22
 
-# The 6.12 LTS suites alone (make check runs them after 7.3's).
+# The suites that guard what differs between releases, on 6.12 LTS: its
+# test kernel (build/linux-6.12/linux), series, boot, vmlinux, modules,
+# live, rust and kconfig; about 25 minutes on 2 cores, past make check's
+# time budget.
 .PHONY: check-linux-6.12
 check-linux-6.12:
 	$(KPGO_REPO)/scripts/check linux-6.12
