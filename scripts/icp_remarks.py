@@ -61,7 +61,8 @@ def remarks(tree, cmd_file, profdata, allow_decls=False):
     # source's path relative to it.
     cwd = tree
     source = re.search(r"^source_\S+ := (\S+)", Path(cmd_file).read_text(), re.M)
-    if source and (Path(cmd_file).parent / source.group(1)).exists():
+    if source and not Path(source.group(1)).is_absolute() and \
+            (Path(cmd_file).parent / source.group(1)).exists():
         cwd = Path(cmd_file).parent
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "out.s"

@@ -52,7 +52,7 @@ export MODULE_LIST
 endif
 # Given explicitly: make 4.3 does not pass exported variables to $(shell).
 KPGO_BUILD := $(shell BASE='$(BASE)' TOOLCHAIN='$(TOOLCHAIN)' MODULE_LIST='$(MODULE_LIST)' \
-	$(KPGO_REPO)/scripts/base-dir)
+	LINUX='$(LINUX)' $(KPGO_REPO)/scripts/base-dir)
 ifeq ($(KPGO_BUILD),)
 $(error BASE=$(BASE) TOOLCHAIN=$(TOOLCHAIN): no build folder, see the line above)
 endif
@@ -155,7 +155,7 @@ bench-sharing:
 # The lifecycle test kernel of make check: the test kernel of the default
 # base plus scripts/configs/kasan.config (KASAN, lockdep, kmemleak, fault
 # injection), in build/linux-kasan.
-KPGO_KERNEL_TREE_KASAN := $(shell BASE=tinyconfig TOOLCHAIN='$(TOOLCHAIN)' $(KPGO_REPO)/scripts/base-dir)/linux-kasan
+KPGO_KERNEL_TREE_KASAN := $(shell BASE=tinyconfig TOOLCHAIN='$(TOOLCHAIN)' LINUX='$(LINUX)' $(KPGO_REPO)/scripts/base-dir)/linux-kasan
 .PHONY: kernel-kasan
 kernel-kasan:
 	export BASE=tinyconfig; $(call kpgo_prepared,$(KPGO_KERNEL_TREE_KASAN),--fragment \

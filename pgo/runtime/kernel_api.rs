@@ -358,12 +358,13 @@ unsafe extern "C" fn mapped_read(
         // `_copy_to_user()` checks the range (`access_ok()`), as
         // `UserSlice` would; it is called directly because `UserSlice`
         // takes the user pointer as `usize` in 6.12 and as `UserPtr` in 7.3.
-        // SAFETY: `buf` is the user's buffer of `count` bytes (the
-        // function's contract), of which `done + got` are within it; `chunk`
-        // is readable for `got` bytes.
-        let left = unsafe {
-            bindings::_copy_to_user(buf.add(done).cast(), chunk.as_ptr().cast(), got as _)
-        };
+        // A user address is no Rust allocation: `wrapping_add`.
+        let to = buf.wrapping_add(done);
+        // SAFETY: `to` is within the user's buffer of `count` bytes (the
+        // function's contract) with `got` bytes after it: `read_at` fills
+        // at most its slice, of `want <= count - done` bytes; `chunk` is
+        // readable for `got` bytes.
+        let left = unsafe { bindings::_copy_to_user(to.cast(), chunk.as_ptr().cast(), got as _) };
         if left != 0 {
             if done == 0 {
                 return EFAULT.to_errno() as isize;

@@ -38,7 +38,7 @@ else
 fi
 check "the archive offers several 6.12.y (${versions[*]:-none})" test "${#versions[@]}" -ge 2
 ((${#versions[@]})) || { summary stable; exit; }
-npatches=$(find "$root/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | wc -l)
+npatches=$(find "$root/patches/linux-6.12" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | wc -l)
 default_version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 
 # The tarball of VERSION: the installed one for the installed version.
