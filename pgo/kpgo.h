@@ -6,6 +6,7 @@
 #ifndef _KERNEL_PGO_KPGO_H
 #define _KERNEL_PGO_KPGO_H
 
+#include <linux/fs.h>
 #include <linux/types.h>
 
 /* Rust: kpgo.rs. Sets up the registry, debugfs and the module notifier. */
@@ -37,8 +38,6 @@ u32 kpgo_sampling_rate(u32 *recorded);
 #endif
 
 /* C: glue.c, called by runtime/kernel_api.rs. */
-struct dentry;
-struct file_operations;
 struct dentry *kpgo_debugfs_create_file(const char *name, umode_t mode,
 					struct dentry *parent, void *data,
 					const struct file_operations *fops);

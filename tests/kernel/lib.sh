@@ -34,11 +34,15 @@ build_warnings='^(warning|error)|^[^ ]*: (warning|error):'
 # base's own fragment, scripts/configs/<BASE>.config, asks for, which
 # would become =y).
 no_modules_fragment() {
-	local base=$lib_dir/../../scripts/configs/${BASE:-tinyconfig}.config
+	local base=$lib_dir/../../scripts/configs/${BASE:-tinyconfig} release fragment
+	# The base's fragment and its release's (NAME.linux-<release>.config).
+	release=$(bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_LINUX"' _ "$lib_dir/../..")
 	{
 		echo '# CONFIG_MODULES is not set'
 		echo '# CONFIG_MODULE_UNLOAD is not set'
-		[[ ! -f $base ]] || sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' "$base"
+		for fragment in "$base.config" "$base.linux-$release.config"; do
+			[[ ! -f $fragment ]] || sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/# \1 is not set/p' "$fragment"
+		done
 	} >"$1"
 }
 

@@ -223,7 +223,8 @@ build_each_commit() {
 				mkdir "$1/kernel/pgo" &&
 				git -C "$1" archive "$commit" kernel/pgo | tar -x -C "$1" &&
 				cp -p "$1/kernel/pgo.series-aside/Kconfig" "$1/kernel/pgo/Kconfig" &&
-				KPGO_NO_SYNC=1 KPGO_TREE=$1 "$root/scripts/kmake" kernel/pgo/
+				# (MAKEFLAGS: under "make -s check" the build would log nothing.)
+				MAKEFLAGS= KPGO_NO_SYNC=1 KPGO_TREE=$1 "$root/scripts/kmake" kernel/pgo/
 		} >"$log" 2>&1 || status=$?
 		restore_kernel_pgo
 		check "$2: \"$subject\": its kernel/pgo/ builds (status $status; $log)" test "$status" -eq 0
