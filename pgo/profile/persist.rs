@@ -329,7 +329,7 @@ impl Header {
         // lengths are multiples of 8: no padding, every byte initialised.
         let bytes = unsafe {
             core::slice::from_raw_parts(
-                (&unsummed as *const Self).cast::<u8>(),
+                core::ptr::from_ref(&unsummed).cast::<u8>(),
                 core::mem::size_of::<Self>(),
             )
         };

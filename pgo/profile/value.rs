@@ -126,7 +126,7 @@ impl ValueNodeLink {
         self.0
             .compare_exchange(
                 ptr::null_mut(),
-                node as *const ValueNode as *mut ValueNode,
+                core::ptr::from_ref(node).cast_mut(),
                 Ordering::Release,
                 Ordering::Relaxed,
             )
@@ -216,7 +216,7 @@ impl NodePool {
     fn baseline(&self, node: &ValueNode) -> &AtomicU64 {
         static NONE: AtomicU64 = AtomicU64::new(0);
         let baselines = self.baselines.load(Ordering::Acquire);
-        let index = (node as *const ValueNode as usize).wrapping_sub(self.nodes.start() as usize)
+        let index = (core::ptr::from_ref(node) as usize).wrapping_sub(self.nodes.start() as usize)
             / NODE_SIZE;
         if baselines.is_null() || index >= self.capacity() {
             return &NONE;

@@ -364,7 +364,7 @@ unsafe extern "C" fn mapped_read(
         // function's contract) with `got` bytes after it: `read_at` fills
         // at most its slice, of `want <= count - done` bytes; `chunk` is
         // readable for `got` bytes.
-        let left = unsafe { bindings::_copy_to_user(to.cast(), chunk.as_ptr().cast(), got as _) };
+        let left = unsafe { bindings::_copy_to_user(to.cast(), chunk.as_ptr().cast(), got) };
         if left != 0 {
             if done == 0 {
                 return EFAULT.to_errno() as isize;
@@ -439,7 +439,7 @@ unsafe extern "C" fn mapped_release(
 ) -> c_int {
     // SAFETY: `private_data` is `mapped_open`'s `KBox::into_raw`, taken
     // back exactly once, here.
-    drop(unsafe { KBox::from_raw((*file).private_data as *mut FilePages) });
+    drop(unsafe { KBox::from_raw((*file).private_data.cast::<FilePages>()) });
     0
 }
 

@@ -471,7 +471,7 @@ impl Registry {
             .map_err(|_| EINVAL)?;
         // The file names the entry by its address: pinned, and leaked
         // below if the file exists (on failure no file can name it).
-        let key = &*entry as *const Entry as usize;
+        let key = core::ptr::from_ref::<Entry>(&entry) as usize;
         dirs.top().snapshot_file::<ProfileFile>(file_name, key)?;
         // The entry is usable without them: its profile file exists.
         let live = dirs.sub(SUB_LIVE).ok_or(ENOENT);
@@ -492,7 +492,7 @@ impl Registry {
         let entry: &'static Entry = KBox::leak(unsafe { Pin::into_inner_unchecked(entry) });
         // INVARIANT: leaked, and it links the newest entry of before.
         self.newest
-            .store(entry as *const Entry as *mut Entry, Ordering::Release);
+            .store(core::ptr::from_ref(entry).cast_mut(), Ordering::Release);
         ENTRIES.fetch_add(1, Ordering::Relaxed);
         Ok(entry)
     }

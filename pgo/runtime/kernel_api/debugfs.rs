@@ -278,7 +278,7 @@ unsafe extern "C" fn snapshot_release(
 ) -> c_int {
     // SAFETY: `private_data` is `snapshot_open`'s `KBox::into_raw`, taken
     // back exactly once, here.
-    drop(unsafe { KBox::from_raw((*file).private_data as *mut KVVec<u8>) });
+    drop(unsafe { KBox::from_raw((*file).private_data.cast::<KVVec<u8>>()) });
     0
 }
 

@@ -250,7 +250,7 @@ pub(crate) fn reserve(object: &ProfiledObject) -> Result {
 /// `descriptor` is freed only by [`retire`], after it was withdrawn
 /// ([`withdraw`]).
 pub(crate) unsafe fn publish(descriptor: &'static Descriptor) {
-    let new = descriptor as *const Descriptor as *mut Descriptor;
+    let new = core::ptr::from_ref(descriptor).cast_mut();
     let mut taken = 0usize;
     for_each_slot(&descriptor.object, |slot| {
         // INVARIANT: stored only where the slot was null; `descriptor`
@@ -275,7 +275,7 @@ pub(crate) fn withdraw(descriptor: &Descriptor) {
         // INVARIANT: the slot goes back to null only if it holds
         // `descriptor`: another module's stays.
         let _ = slot.compare_exchange(
-            descriptor as *const Descriptor as *mut Descriptor,
+            core::ptr::from_ref(descriptor).cast_mut(),
             core::ptr::null_mut(),
             Ordering::AcqRel,
             Ordering::Relaxed,

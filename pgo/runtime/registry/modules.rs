@@ -301,7 +301,7 @@ impl Entry {
         let descriptor: &'static Descriptor = KBox::leak(descriptor);
         // INVARIANT: leaked, published under `writer`.
         self.module.live.store(
-            descriptor as *const Descriptor as *mut Descriptor,
+            core::ptr::from_ref(descriptor).cast_mut(),
             Ordering::Release,
         );
         // Its records lie in its module's pages (`register` checked the
