@@ -308,13 +308,11 @@ unsafe extern "C" fn mapped_open<M: MappedSource>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: both are valid for the call (the function's contract);
-    // `i_private` holds the key the file was created with.
-    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
-    if mode & bindings::FMODE_WRITE != 0 {
-        return EACCES.to_errno();
-    }
-    let pages = match M::pages(key).and_then(|pages| Ok(KBox::new(pages, GFP_KERNEL)?)) {
+    // SAFETY: the function's contract is `reader_key`'s.
+    let pages = unsafe { debugfs::reader_key(inode, file) }
+        .and_then(M::pages)
+        .and_then(|pages| Ok(KBox::new(pages, GFP_KERNEL)?));
+    let pages = match pages {
         Ok(pages) => pages,
         Err(error) => return error.to_errno(),
     };
@@ -358,12 +356,11 @@ unsafe extern "C" fn mapped_read(
         // `_copy_to_user()` checks the range (`access_ok()`), as
         // `UserSlice` would; it is called directly because `UserSlice`
         // takes the user pointer as `usize` in 6.12 and as `UserPtr` in 7.3.
-        // A user address is no Rust allocation: `wrapping_add`.
+        // A user address is no Rust allocation: `wrapping_add`. `read_at`
+        // fills at most its slice: `done + got <= count`.
         let to = buf.wrapping_add(done);
-        // SAFETY: `to` is within the user's buffer of `count` bytes (the
-        // function's contract) with `got` bytes after it: `read_at` fills
-        // at most its slice, of `want <= count - done` bytes; `chunk` is
-        // readable for `got` bytes.
+        // SAFETY: `to` has `got` bytes of the user's buffer (the function's
+        // contract) after it; `chunk` is readable for `got` bytes.
         let left = unsafe { bindings::_copy_to_user(to.cast(), chunk.as_ptr().cast(), got) };
         if left != 0 {
             if done == 0 {

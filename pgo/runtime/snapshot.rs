@@ -117,11 +117,11 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         match serialized {
             Ok(()) if unchanged => {
                 // The length shrinks to what was written (`KVVec` has neither
-                // `truncate` in 6.12 nor `set_len` in 7.3).
+                // `truncate` in 6.12 nor `set_len` in 7.3); a `SliceSink` never
+                // writes past its slice, so `written` is at most the length.
                 let (pointer, _, capacity) = bytes.into_raw_parts();
-                // SAFETY: the parts are the vector's own, and `written` is at most
-                // its length (a `SliceSink` never writes past its slice): bytes
-                // that `grow` initialised, which need no drop.
+                // SAFETY: the vector's own parts; its first `written` bytes are
+                // initialised (`grow`) and need no drop.
                 return Ok(unsafe { KVVec::from_raw_parts(pointer, written, capacity) });
             }
             // A change meanwhile, the only way past the bound: outside any

@@ -202,6 +202,25 @@ impl<C: Command> CommandFile<C> {
     };
 }
 
+/// The key a read-only file was created with, for its `open`: `EACCES`
+/// for a writer, so that nothing is produced for one.
+///
+/// # Safety
+///
+/// `inode` and `file` are valid, as in the VFS's call of `open`, and the
+/// file was created with a key in `i_private`.
+pub(crate) unsafe fn reader_key(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> Result<usize> {
+    // SAFETY: both are valid (the function's contract).
+    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
+    if mode & bindings::FMODE_WRITE != 0 {
+        return Err(EACCES);
+    }
+    Ok(key)
+}
+
 /// Refuses a writer, then produces the contents and attaches them to the
 /// open file.
 ///
@@ -213,13 +232,11 @@ unsafe extern "C" fn snapshot_open<S: Snapshot>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: both are valid for the call (the function's contract);
-    // `i_private` holds the key the file was created with.
-    let (key, mode) = unsafe { ((*inode).i_private as usize, (*file).f_mode) };
-    if mode & bindings::FMODE_WRITE != 0 {
-        return EACCES.to_errno();
-    }
-    let contents = match S::snapshot(key).and_then(|bytes| Ok(KBox::new(bytes, GFP_KERNEL)?)) {
+    // SAFETY: the function's contract is `reader_key`'s.
+    let contents = unsafe { reader_key(inode, file) }
+        .and_then(S::snapshot)
+        .and_then(|bytes| Ok(KBox::new(bytes, GFP_KERNEL)?));
+    let contents = match contents {
         Ok(contents) => contents,
         Err(error) => return error.to_errno(),
     };
