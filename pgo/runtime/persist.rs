@@ -60,7 +60,10 @@ unsafe extern "C" fn kpgo_persist_counters(
     // without interrupts, and nothing of the runtime ran yet.
     match unsafe { object.persist_in(region.cast(), len, PAGE_SIZE, flush) } {
         Err(error) => {
-            pr_err!("counters not kept in reserve_mem '{name}': {error}\n");
+            pr_err!(
+                "counters not kept in reserve_mem '{name}': {}\n",
+                format_args!("{error}")
+            );
             match error {
                 PersistError::TooSmall { .. } => -(kernel::bindings::ENOSPC as core::ffi::c_long),
                 _ => -(kernel::bindings::EINVAL as core::ffi::c_long),
@@ -75,7 +78,9 @@ unsafe extern "C" fn kpgo_persist_counters(
                     pr_info!("reserve_mem '{name}' held no profile of an earlier boot\n")
                 }
                 Previous::OtherBuild(id) => pr_warn!(
-                    "the profile in reserve_mem '{name}' is of build {id}, this kernel is {this}: not served, replaced\n"
+                    "the profile in reserve_mem '{name}' is of build {}, this kernel is {}: not served, replaced\n",
+                    format_args!("{id}"),
+                    format_args!("{this}")
                 ),
                 Previous::Served {
                     end,
@@ -83,8 +88,11 @@ unsafe extern "C" fn kpgo_persist_counters(
                     started,
                     ended,
                 } => pr_info!(
-                    "previous boot's profile (build {this}, generation {generation}, started {started}, ended: {} at {ended}) in pgo/previous/vmlinux.profraw\n",
-                    end.name()
+                    "previous boot's profile (build {}, generation {generation}, started {}, ended: {} at {}) in pgo/previous/vmlinux.profraw\n",
+                    format_args!("{this}"),
+                    format_args!("{started}"),
+                    end.name(),
+                    format_args!("{ended}")
                 ),
             }
             used as core::ffi::c_long
