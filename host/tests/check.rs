@@ -8,7 +8,8 @@
 mod fake;
 
 use fake::{
-    notes_with_build_id, variant, FakeObject, FunctionShape, RawFormat, Rng, ALL_VERSIONS, V10, V9,
+    notes_with_build_id, variant, write_bytes, FakeObject, FunctionShape, RawFormat, Rng,
+    ALL_VERSIONS, RAW_V11, V10, V11, V9,
 };
 use kpgo::profile::check::SectionError;
 use kpgo::profile::format::FormatError;
@@ -268,7 +269,7 @@ fn malformed_sections_are_refused() {
 #[test]
 fn an_unsupported_version_is_refused() {
     let fake = object_with_sites(V10, 2);
-    for word in [0u64, variant::IR_PROF | 11, V10 | variant::MEMPROF] {
+    for word in [0u64, variant::IR_PROF | 12, V10 | variant::MEMPROF] {
         // SAFETY: `fake`'s sections, alive for the call.
         let result = unsafe { ProfiledObject::new_checked(*fake.object().sections(), &word) };
         assert!(
@@ -482,6 +483,39 @@ fn a_version_9_record_with_bitmap_bytes_is_refused() {
                 result.err(),
                 Some(SectionError::BitmapInVersion9 { record: 0 })
             ));
+        }
+    }
+}
+
+#[test]
+fn a_version_11_record_of_an_offload_target_is_refused() {
+    // Uniform counters (`__llvm_prf_ucnts`) and a wave size come only with
+    // GPU targets, whose uniform counters kpgo does not write: a record
+    // with either is refused; with both 0 (as clang 23 emits for a CPU)
+    // it is taken.
+    for (field, value, taken) in [
+        (RAW_V11.uniform_counter_ptr, 0u64, true),
+        (RAW_V11.uniform_counter_ptr, 0x40, false),
+        (RAW_V11.wave_size, 64, false),
+    ] {
+        let shapes = vec![FunctionShape {
+            counters: 1,
+            bitmap_bytes: 0,
+            sites: [1, 0, 0],
+        }];
+        let mut fake = FakeObject::new(V11, shapes, 1, 4, Vec::new());
+        let at = field.unwrap();
+        // The wave size is a u16, the pointer a u64.
+        let bytes = value.to_ne_bytes();
+        let width = if Some(at) == RAW_V11.wave_size { 2 } else { 8 };
+        write_bytes(&mut fake.data, at, &bytes[..width]);
+        let result = checked(&fake);
+        assert_eq!(result.is_ok(), taken, "field at {at} = {value:#x}");
+        if !taken {
+            assert_eq!(
+                result.err(),
+                Some(SectionError::UniformCounters { record: 0 })
+            );
         }
     }
 }

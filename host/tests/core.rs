@@ -6,7 +6,7 @@ mod fake;
 
 use fake::{
     notes_with_build_id, parse, variant, FakeObject, FunctionShape, Rng, SiteValues, ALL_VERSIONS,
-    RAW_V10, RAW_V8, RAW_V9, V10, V8, V9,
+    RAW_V10, RAW_V11, RAW_V8, RAW_V9, V10, V11, V8, V9,
 };
 use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
@@ -123,8 +123,8 @@ fn padding_rules() {
 }
 
 #[test]
-fn versions_other_than_8_9_and_10_are_refused() {
-    for number in [0u64, 1, 5, 7, 11, 12, 0xffff_ffff] {
+fn versions_other_than_8_to_11_are_refused() {
+    for number in [0u64, 1, 5, 7, 12, 13, 0xffff_ffff] {
         let word = variant::IR_PROF | number;
         assert_eq!(
             ProfileVersion::from_word(word),
@@ -148,8 +148,8 @@ fn versions_other_than_8_9_and_10_are_refused() {
         (coverage.counter_size(), coverage.counter_reset_byte()),
         (1, 0xff)
     );
-    let message = FormatError::UnsupportedVersion(V10 + 1).to_string();
-    assert!(message.contains("version 11"), "{message}");
+    let message = FormatError::UnsupportedVersion(V11 + 1).to_string();
+    assert!(message.contains("version 12"), "{message}");
 }
 
 /// The library's own tables, by which the core reads records and writes
@@ -157,7 +157,12 @@ fn versions_other_than_8_9_and_10_are_refused() {
 /// fake's literals).
 #[test]
 fn the_library_layouts_are_those_of_instrprofdata_inc() {
-    for (word, inc) in [(V10, &RAW_V10), (V9, &RAW_V9), (V8, &RAW_V8)] {
+    for (word, inc) in [
+        (V11, &RAW_V11),
+        (V10, &RAW_V10),
+        (V9, &RAW_V9),
+        (V8, &RAW_V8),
+    ] {
         let layout = ProfileVersion::from_word(word).unwrap().layout();
         let library = [
             layout.version as usize,
@@ -195,6 +200,23 @@ fn the_library_layouts_are_those_of_instrprofdata_inc() {
             "raw {}: BitmapPtr, NumBitmapBytes",
             inc.version
         );
+        let uniform = |offset| layout.has_uniform_counters.then_some(offset);
+        assert_eq!(
+            (
+                uniform(layout.uniform_counter_ptr_offset),
+                uniform(layout.wave_size_offset),
+                layout.function_pointer_offset,
+                layout.has_vtables,
+            ),
+            (
+                inc.uniform_counter_ptr,
+                inc.wave_size,
+                inc.function_pointer,
+                inc.header_vtables.is_some(),
+            ),
+            "raw {}: UniformCounterPtr, OffloadDeviceWaveSize, FunctionPointer, vtable words",
+            inc.version
+        );
     }
     assert_eq!(format::RAW_MAGIC_64, fake::RAW_MAGIC_64);
     let flags = [
@@ -228,7 +250,7 @@ fn an_object_with_a_refused_version_writes_nothing() {
     let object = unsafe {
         kpgo::profile::sections::ProfiledObject::new(
             *bad.object().sections(),
-            &(11u64 | variant::IR_PROF),
+            &(12u64 | variant::IR_PROF),
         )
     };
     assert!(matches!(

@@ -71,6 +71,13 @@ pub enum SectionError {
         /// The index of the record.
         record: usize,
     },
+    /// A raw version 11 record has uniform counters or a wave size: it
+    /// was compiled for a GPU, whose `__llvm_prf_ucnts` kpgo does not
+    /// write.
+    UniformCounters {
+        /// The index of the record.
+        record: usize,
+    },
     /// A record's `Values` pointer does not name its value sites' list
     /// heads inside `__llvm_prf_vals`, aligned.
     Values {
@@ -110,6 +117,11 @@ impl fmt::Display for SectionError {
                 f,
                 "data record {record}: MC/DC bitmap bytes in a raw version 9 record \
                  (kpgo profiles -fprofile-generate code, which has none)"
+            ),
+            SectionError::UniformCounters { record } => write!(
+                f,
+                "data record {record}: uniform counters or a wave size in a raw version 11 \
+                 record (an offload target's; kpgo writes no __llvm_prf_ucnts)"
             ),
             SectionError::Values { record } => write!(
                 f,
@@ -205,6 +217,9 @@ pub(crate) unsafe fn check_sections(
         // (only MC/DC coverage does).
         if layout.version == 9 && record.num_bitmap_bytes() != 0 {
             return Err(SectionError::BitmapInVersion9 { record: index });
+        }
+        if record.has_offload_fields() {
+            return Err(SectionError::UniformCounters { record: index });
         }
         let bitmap = Some(record.num_bitmap_bytes());
         if !holds(&sections.bitmap, record.bitmap_address(), bitmap, 1) {

@@ -2,9 +2,9 @@
 
 //! Layouts of clang's raw profile, per raw version.
 //!
-//! The authoritative description is LLVM's `InstrProfData.inc`. Three raw
-//! versions are supported: 10 (LLVM 19 to 22), 9 (LLVM 18) and 8 (LLVM 15
-//! to 17); LLVM 23 will write 11. Any other version is refused: writing a
+//! The authoritative description is LLVM's `InstrProfData.inc`. Four raw
+//! versions are supported: 11 (LLVM 23), 10 (LLVM 19 to 22), 9 (LLVM 18)
+//! and 8 (LLVM 15 to 17). Any other version is refused: writing a
 //! profile in a layout the reader does not expect produces garbage that
 //! `llvm-profdata` may even accept.
 
@@ -59,7 +59,7 @@ pub const DEFAULT_VALUES_PER_SITE: u32 = 24;
 /// Why a version word is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatError {
-    /// The raw version number (low 32 bits) is not 8, 9 or 10.
+    /// The raw version number (low 32 bits) is not 8, 9, 10 or 11.
     UnsupportedVersion(u64),
     /// A variant flag this runtime cannot honour (debug-info correlation,
     /// memory or temporal profiling).
@@ -72,7 +72,7 @@ impl fmt::Display for FormatError {
             FormatError::UnsupportedVersion(raw) => write!(
                 f,
                 "raw profile version {} (word {:#018x}) is not supported; \
-                 kpgo writes versions 8 (LLVM 15-17), 9 (LLVM 18) and 10 (LLVM 19-22)",
+                 kpgo writes versions 8 (LLVM 15-17), 9 (LLVM 18), 10 (LLVM 19-22) and 11 (LLVM 23)",
                 raw & !VARIANT_MASKS_ALL,
                 raw
             ),
@@ -112,6 +112,12 @@ pub struct Layout {
     pub bitmap_ptr_offset: usize,
     /// Offset of `NumBitmapBytes` (u32); versions with a bitmap only.
     pub num_bitmap_bytes_offset: usize,
+    /// Offset of `UniformCounterPtr` (relative like `CounterPtr`, 0 on a
+    /// CPU); versions with uniform counters only.
+    pub uniform_counter_ptr_offset: usize,
+    /// Offset of `OffloadDeviceWaveSize` (u16, 0 on a CPU); versions with
+    /// uniform counters only.
+    pub wave_size_offset: usize,
     /// Offset of the `Values` pointer in a data record.
     pub values_offset: usize,
     /// Offset of `NumCounters` (u32) in a data record.
@@ -124,7 +130,37 @@ pub struct Layout {
     pub has_bitmap: bool,
     /// Whether the header describes vtable sections (none are written).
     pub has_vtables: bool,
+    /// Whether the header and records describe uniform counters
+    /// (`__llvm_prf_ucnts`, which only GPU targets have; none are
+    /// written).
+    pub has_uniform_counters: bool,
 }
+
+/// Raw version 11: LLVM 23. Version 10's record with `UniformCounterPtr`
+/// after `CounterPtr` and `OffloadDeviceWaveSize` after the site counts
+/// (72 bytes); version 10's header with three uniform-counter words after
+/// the bitmap's. They came with AMDGPU offload profiling (llvm-project
+/// PR 190708); on a CPU they are all 0.
+pub static LAYOUT_V11: Layout = Layout {
+    version: 11,
+    header_words: 19,
+    record_size: 72,
+    name_ref_offset: 0,
+    func_hash_offset: 8,
+    function_pointer_offset: 40,
+    counter_ptr_offset: 16,
+    bitmap_ptr_offset: 32,
+    num_bitmap_bytes_offset: 68,
+    uniform_counter_ptr_offset: 24,
+    wave_size_offset: 66,
+    values_offset: 48,
+    num_counters_offset: 56,
+    num_value_sites_offset: 60,
+    value_kinds: 3,
+    has_bitmap: true,
+    has_vtables: true,
+    has_uniform_counters: true,
+};
 
 /// Raw version 10: LLVM 19 to 22.
 pub static LAYOUT_V10: Layout = Layout {
@@ -137,12 +173,15 @@ pub static LAYOUT_V10: Layout = Layout {
     counter_ptr_offset: 16,
     bitmap_ptr_offset: 24,
     num_bitmap_bytes_offset: 60,
+    uniform_counter_ptr_offset: 0,
+    wave_size_offset: 0,
     values_offset: 40,
     num_counters_offset: 48,
     num_value_sites_offset: 52,
     value_kinds: 3,
     has_bitmap: true,
     has_vtables: true,
+    has_uniform_counters: false,
 };
 
 /// Raw version 9: LLVM 18. Version 10's record but for the value kinds
@@ -158,12 +197,15 @@ pub static LAYOUT_V9: Layout = Layout {
     counter_ptr_offset: 16,
     bitmap_ptr_offset: 24,
     num_bitmap_bytes_offset: 56,
+    uniform_counter_ptr_offset: 0,
+    wave_size_offset: 0,
     values_offset: 40,
     num_counters_offset: 48,
     num_value_sites_offset: 52,
     value_kinds: 2,
     has_bitmap: true,
     has_vtables: false,
+    has_uniform_counters: false,
 };
 
 /// Raw version 8: LLVM 15 to 17.
@@ -177,12 +219,15 @@ pub static LAYOUT_V8: Layout = Layout {
     counter_ptr_offset: 16,
     bitmap_ptr_offset: 0,
     num_bitmap_bytes_offset: 0,
+    uniform_counter_ptr_offset: 0,
+    wave_size_offset: 0,
     values_offset: 32,
     num_counters_offset: 40,
     num_value_sites_offset: 44,
     value_kinds: 2,
     has_bitmap: false,
     has_vtables: false,
+    has_uniform_counters: false,
 };
 
 /// A validated version word, as emitted by the compiler in
@@ -199,9 +244,10 @@ impl ProfileVersion {
     pub fn from_word(word: u64) -> Result<Self, FormatError> {
         let layout = match word & !VARIANT_MASKS_ALL {
             10 => &LAYOUT_V10,
-            // Versions 8 and 9 in the host library only: Kconfig's
-            // `PGO_CLANG` takes version 10, the one kernels were built and
-            // tested with, and a module of another version is refused.
+            11 => &LAYOUT_V11,
+            // Versions 8 and 9 in the host library only: no kernel was
+            // built and tested with a clang that writes them, and a module
+            // of either is refused.
             #[cfg(not(CONFIG_PGO_CLANG))]
             9 => &LAYOUT_V9,
             #[cfg(not(CONFIG_PGO_CLANG))]
@@ -329,18 +375,19 @@ pub struct HeaderFields {
 }
 
 /// The largest header of any supported version, in words.
-pub const MAX_HEADER_WORDS: usize = 16;
+pub const MAX_HEADER_WORDS: usize = 19;
 
 /// Builds the header of `version` from `fields`. Returns the words and how
 /// many of them the version uses.
 pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEADER_WORDS], usize) {
     let layout = version.layout();
     let bitmap_pad = padding_to_8(fields.num_bitmap_bytes as usize) as u64;
-    // The `INSTR_PROF_RAW_HEADER` lines of version 10, each with whether
-    // the layout has it: version 9 lacks the vtable words, version 8 the
-    // bitmap words too.
+    // The `INSTR_PROF_RAW_HEADER` lines of version 11, each with whether
+    // the layout has it: version 10 lacks the uniform-counter words,
+    // version 9 the vtable words too, version 8 the bitmap words too.
     let bitmap = layout.has_bitmap;
     let vtables = layout.has_vtables;
+    let uniform = layout.has_uniform_counters;
     let all = [
         (true, RAW_MAGIC_64),
         (true, version.word()),
@@ -351,6 +398,9 @@ pub fn header(version: &ProfileVersion, fields: &HeaderFields) -> ([u64; MAX_HEA
         (true, fields.padding_after_counters),
         (bitmap, fields.num_bitmap_bytes),
         (bitmap, bitmap_pad),
+        (uniform, 0), // number of uniform counters: GPU targets only
+        (uniform, 0), // their padding
+        (uniform, 0), // their address minus the data's
         (true, fields.names_size),
         (true, fields.counters_delta),
         (bitmap, fields.bitmap_delta),

@@ -16,30 +16,39 @@ use super::format::{FormatError, Layout, ProfileVersion};
 use super::value::NodePool;
 
 /// The records the hooks accept of each layout they know, in one word so
-/// that one load serves either: raw version 10's count in the low half,
-/// raw version 8's in the high half. Only the version word's layout has a
+/// that one load serves any: raw version 10's count in the low half, raw
+/// version 11's in the high half. Only the version word's layout has a
 /// count, so a hook tests a record against one count and compares no
 /// version.
 ///
-/// Raw version 9 (the host library's only: the kernel takes version 10)
-/// counts as version 10: what the hooks read of a record is
-/// laid out alike in both (64-byte records, `Values` at 40, the indirect-call
-/// and memop site counts at 52 and 54). The third count that version 10's
-/// layout reads, at 56, is version 9's `NumBitmapBytes`: 0 with
-/// `-fprofile-generate` (no MC/DC), and `check_sections` holds a module's
-/// list heads to it too.
+/// Raw version 9 (the host library's only) counts as version 10: what the
+/// hooks read of a record is laid out alike in both (64-byte records,
+/// `Values` at 40, the indirect-call and memop site counts at 52 and 54).
+/// The third count that version 10's layout reads, at 56, is version 9's
+/// `NumBitmapBytes`: 0 with `-fprofile-generate` (no MC/DC), and
+/// `check_sections` holds a module's list heads to it too.
+///
+/// Raw version 8 (the host library's only as well) shares the high half
+/// with version 11, marked by the word's top bit ([`Self::HIGH_IS_V8`]):
+/// counts stay below 2^31 so that the mark is never a count's bit. The
+/// kernel never stores the mark (it refuses version 8), so its version 11
+/// test is the shift alone.
 #[derive(Clone, Copy)]
 pub(crate) struct HookRecords(u64);
 
 impl HookRecords {
+    /// Marks the high half as version 8's count, not version 11's.
+    const HIGH_IS_V8: u64 = 1 << 63;
+
     /// Accepts the first `records` records of `layout` (at most
-    /// `u32::MAX`: the hooks ignore records past that), none for a layout
+    /// `i32::MAX`: the hooks ignore records past that), none for a layout
     /// the hooks do not know.
     fn new(layout: &Layout, records: usize) -> Self {
-        let records = records.min(u32::MAX as usize) as u64;
+        let records = records.min(i32::MAX as usize) as u64;
         match layout.version {
             10 | 9 => Self(records),
-            8 => Self(records << 32),
+            11 => Self(records << 32),
+            8 => Self((records << 32) | Self::HIGH_IS_V8),
             _ => Self(0),
         }
     }
@@ -47,9 +56,13 @@ impl HookRecords {
     /// The number of records of `layout` accepted.
     #[inline(always)]
     pub(crate) fn of(self, layout: &Layout) -> usize {
+        let high = (self.0 >> 32) as u32 & i32::MAX as u32;
+        let high_is_v8 = self.0 & Self::HIGH_IS_V8 != 0;
         match layout.version {
             10 | 9 => self.0 as u32 as usize,
-            8 => (self.0 >> 32) as usize,
+            11 if cfg!(CONFIG_PGO_CLANG) => (self.0 >> 32) as usize,
+            11 if !high_is_v8 => high as usize,
+            8 if high_is_v8 => high as usize,
             _ => 0,
         }
     }
@@ -234,6 +247,22 @@ pub enum ResetError {
 /// The multiplicative inverse of 3 modulo 2^64 (or 2^32 on 32-bit).
 const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
 
+/// The multiplicative inverse of 9 modulo 2^64 (or 2^32 on 32-bit).
+const INVERSE_OF_9: usize = inverse_of_odd(9);
+
+/// The multiplicative inverse of the odd number `n` modulo the word size:
+/// Newton's iteration doubles the correct low bits (n is its own inverse
+/// modulo 8), five rounds reach 96.
+const fn inverse_of_odd(n: usize) -> usize {
+    let mut inverse = n;
+    let mut round = 0;
+    while round < 5 {
+        inverse = inverse.wrapping_mul(2usize.wrapping_sub(n.wrapping_mul(inverse)));
+        round += 1;
+    }
+    inverse
+}
+
 // SAFETY: `&ProfiledObject` gives no `&mut` to anything: its fields are
 // the section addresses, set once by `new`, and atomics. Behind them:
 // - Records, names, notes and the version word are only read: the linker
@@ -414,8 +443,10 @@ impl ProfiledObject {
         // when it does not.
         let index = match layout.record_size {
             64 => offset.rotate_right(6),
+            72 => offset.wrapping_mul(INVERSE_OF_9).rotate_right(3),
             48 => offset.wrapping_mul(INVERSE_OF_3).rotate_right(4),
-            // `LAYOUT_V10` and `LAYOUT_V8` are the only layouts.
+            // The records of `LAYOUT_V10`, `LAYOUT_V11` and `LAYOUT_V8`
+            // are the only sizes.
             _ => usize::MAX,
         };
         (index < records).then_some(index)
@@ -609,6 +640,14 @@ impl DataRecord {
     pub(crate) fn counters_address(&self) -> usize {
         self.addr
             .wrapping_add(self.read_u64(self.layout.counter_ptr_offset) as usize)
+    }
+
+    /// Whether the record has uniform counters or a wave size: an offload
+    /// target's record (0 on a CPU, and absent from older layouts).
+    pub(crate) fn has_offload_fields(&self) -> bool {
+        self.layout.has_uniform_counters
+            && (self.read_u64(self.layout.uniform_counter_ptr_offset) != 0
+                || self.read_u16(self.layout.wave_size_offset) != 0)
     }
 
     /// Number of bitmap bytes (0 for versions without a bitmap).

@@ -61,7 +61,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::format::{
-    memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, MAX_VALUES_PER_SITE,
+    memop_size_bucket, Layout, DEFAULT_VALUES_PER_SITE, LAYOUT_V10, LAYOUT_V11, MAX_VALUES_PER_SITE,
 };
 use super::sections::{DataRecord, ProfiledObject, SectionRange};
 
@@ -405,9 +405,9 @@ impl ProfiledObject {
     pub fn record_target_checked(&self, record: usize, site: u32, value: u64) -> bool {
         // One copy of the path per layout, so that offsets and the record
         // size are constants on the hooks' path. Only the version word's
-        // layout has a count: a version 8 count decides for version 8,
-        // otherwise the word is version 10's count (or 0). One shift tests.
-        // In the kernel, version 10 only (`format::ProfileVersion`).
+        // layout has a count: a version 11 (or, in the host library, 8)
+        // count decides for its layout, otherwise the word is version 10's
+        // count (or 0). One shift tests each.
         let accepted = self.hook_records();
         #[cfg(not(CONFIG_PGO_CLANG))]
         {
@@ -416,6 +416,10 @@ impl ProfiledObject {
             if v8_records != 0 {
                 return self.record_in(v8, v8_records, record, site, value);
             }
+        }
+        let v11_records = accepted.of(&LAYOUT_V11);
+        if v11_records != 0 {
+            return self.record_in(&LAYOUT_V11, v11_records, record, site, value);
         }
         self.record_in(&LAYOUT_V10, accepted.of(&LAYOUT_V10), record, site, value)
     }

@@ -578,7 +578,7 @@ fn write_callee_record<S: Sink>(
 }
 
 /// The largest data record of a supported version.
-const MAX_RECORD_SIZE: usize = 64;
+const MAX_RECORD_SIZE: usize = 72;
 
 /// Writes the value blob of a record whose `sites` (per kind) list no
 /// value: nothing if it has no site.

@@ -22,7 +22,7 @@
 #    binary id must be the shared object's build id, and the llvm-profdata
 #    text of the two profiles is compared.
 #
-# Usage: tests/host/compare.sh          (all programs, clang-19, 22 and 16)
+# Usage: tests/host/compare.sh          (all programs, clang-23, 19, 21, 22 and 16)
 #   HOST_TEST_PROGRAMS="memops tiny"    a subset
 #   HOST_TEST_TOOLCHAINS=19             one toolchain
 #   KPGO_LIB=compiler-rt                compare compiler-rt with itself (the

@@ -4,7 +4,7 @@
 # Makefile, which defines host-runtime (building build/host/libkpgo.a).
 #
 #   make host-compare    tests/host/run.sh: profiles of real programs compared
-#                        with compiler-rt's (clang-19, 22 and 16; clang 18's
+#                        with compiler-rt's (clang-23, 19, 21, 22 and 16; clang 18's
 #                        against clang-19's), and the
 #                        many-threads test; ends "N passed, M failed"
 #   make host-selftest   the harness's own mutation test (needs only

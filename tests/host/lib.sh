@@ -15,9 +15,10 @@ OUT_ROOT=${HOST_TESTS_OUT:-$REPO_ROOT/build/host-tests}
 # comparison must then pass, since it compares compiler-rt with itself.
 KPGO_LIB=${KPGO_LIB:-$REPO_ROOT/build/host/libkpgo.a}
 
-# LLVM major versions to test: 19 and 22 write raw profile version 10, 16
-# writes 8 (clang 18, version 9, has its own test: clang18.sh).
-HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-19 22 16}
+# LLVM major versions to test: 23 writes raw profile version 11, 19, 21
+# and 22 write 10, 16 writes 8 (clang 18, version 9, has its own test:
+# clang18.sh).
+HOST_TEST_TOOLCHAINS=${HOST_TEST_TOOLCHAINS:-23 19 21 22 16}
 
 # The objects of every test program are compiled like this; extra_cflags of
 # a program's program.conf is appended.
@@ -61,14 +62,34 @@ summary() {
 	[ "$tests_failed" -eq 0 ]
 }
 
-# Tool names for one LLVM major version.
+# The bin/ of LLVM major version $1: that of scripts/toolchains/llvm-$1
+# when there is one (LLVM 21 and 23 are unpacked into the cache by
+# scripts/setup), else Debian's /usr/lib/llvm-$1/bin.  By path, never
+# through PATH, where another clang of that number may come first.
+llvm_bin() { # major
+	local file=$REPO_ROOT/scripts/toolchains/llvm-$1
+	if [ -f "$file" ]; then
+		(
+			KPGO_CACHE=${KPGO_CACHE:-$HOME/.cache/kpgo}
+			# shellcheck source=../../scripts/toolchains/llvm-19
+			. "$file"
+			echo "$toolchain_llvm_bin"
+		)
+	else
+		echo "/usr/lib/llvm-$1/bin"
+	fi
+}
+
+# Tools of one LLVM major version.
 set_toolchain() { # major
-	local v=$1
-	CC_BIN=clang-$v
-	PROFDATA=llvm-profdata-$v
-	READELF=llvm-readelf-$v
-	NM=llvm-nm-$v
-	OBJCOPY=llvm-objcopy-$v
+	local v=$1 bin
+	bin=$(llvm_bin "$v")
+	CC_BIN=$bin/clang
+	PROFDATA=$bin/llvm-profdata
+	READELF=$bin/llvm-readelf
+	NM=$bin/llvm-nm
+	OBJCOPY=$bin/llvm-objcopy
+	OBJDUMP=$bin/llvm-objdump
 	TOOLCHAIN=clang-$v
 	COMPILER_RT_PROFILE=$("$CC_BIN" -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a
 }

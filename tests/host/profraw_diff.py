@@ -8,7 +8,8 @@
 A bare "differs at byte 0x68" says little; this maps each differing byte to
 the header field, binary id, data record field (with the function's name),
 counter, names or value-profile blob it belongs to, using the layout of raw
-versions 8 (LLVM 15-17) and 10 (LLVM 19) from InstrProfData.inc.
+versions 8 (LLVM 15-17), 10 (LLVM 19-22) and 11 (LLVM 23) from
+InstrProfData.inc.
 """
 import struct
 import sys
@@ -26,6 +27,8 @@ HEADER_V10 = ["Magic", "Version", "BinaryIdsSize", "NumData", "PaddingBytesBefor
               "NumCounters", "PaddingBytesAfterCounters", "NumBitmapBytes",
               "PaddingBytesAfterBitmapBytes", "NamesSize", "CountersDelta", "BitmapDelta",
               "NamesDelta", "NumVTables", "VNamesSize", "ValueKindLast"]
+HEADER_V11 = (HEADER_V10[:9] + ["NumUniformCounters", "PaddingBytesAfterUniformCounters",
+                                "UniformCountersDelta"] + HEADER_V10[9:])
 
 # (name, offset, size) of the fields of one data record.
 RECORD_V8 = [("NameRef", 0, 8), ("FuncHash", 8, 8), ("CounterPtr", 16, 8),
@@ -36,6 +39,11 @@ RECORD_V10 = [("NameRef", 0, 8), ("FuncHash", 8, 8), ("CounterPtr", 16, 8),
               ("NumCounters", 48, 4), ("NumValueSites[indirect]", 52, 2),
               ("NumValueSites[memop]", 54, 2), ("NumValueSites[vtable]", 56, 2),
               ("(padding)", 58, 2), ("NumBitmapBytes", 60, 4)]
+RECORD_V11 = [("NameRef", 0, 8), ("FuncHash", 8, 8), ("CounterPtr", 16, 8),
+              ("UniformCounterPtr", 24, 8), ("BitmapPtr", 32, 8), ("FunctionPointer", 40, 8),
+              ("Values", 48, 8), ("NumCounters", 56, 4), ("NumValueSites[indirect]", 60, 2),
+              ("NumValueSites[memop]", 62, 2), ("NumValueSites[vtable]", 64, 2),
+              ("OffloadDeviceWaveSize", 66, 2), ("NumBitmapBytes", 68, 4)]
 VTABLE_RECORD_SIZE = 24  # {u64 name hash, ptr, u32 size} padded
 
 
@@ -64,6 +72,8 @@ def layout(buf):
         hnames, rfields, rsize = HEADER_V8, RECORD_V8, 48
     elif version == 10:
         hnames, rfields, rsize = HEADER_V10, RECORD_V10, 64
+    elif version == 11:
+        hnames, rfields, rsize = HEADER_V11, RECORD_V11, 72
     else:
         raise ValueError(f"raw version {version} not handled")
     h = dict(zip(hnames, struct.unpack_from(f"<{len(hnames)}Q", buf, 0)))
@@ -89,7 +99,9 @@ def layout(buf):
     data_start = pos
     names_start = (data_start + h["NumData"] * rsize + h["PaddingBytesBeforeCounters"]
                    + h["NumCounters"] * 8 + h["PaddingBytesAfterCounters"]
-                   + h.get("NumBitmapBytes", 0) + h.get("PaddingBytesAfterBitmapBytes", 0))
+                   + h.get("NumBitmapBytes", 0) + h.get("PaddingBytesAfterBitmapBytes", 0)
+                   + h.get("NumUniformCounters", 0) * 8
+                   + h.get("PaddingBytesAfterUniformCounters", 0))
     fnames = function_names(buf[names_start:names_start + h["NamesSize"]])
     records = []
     for i in range(h["NumData"]):
@@ -116,6 +128,8 @@ def layout(buf):
     add(h["PaddingBytesAfterCounters"], "padding after counters")
     add(h.get("NumBitmapBytes", 0), "bitmap")
     add(h.get("PaddingBytesAfterBitmapBytes", 0), "padding after bitmap")
+    add(h.get("NumUniformCounters", 0) * 8, "uniform counters")
+    add(h.get("PaddingBytesAfterUniformCounters", 0), "padding after uniform counters")
     add(h["NamesSize"], "names")
     add(pad8(h["NamesSize"]), "padding after names")
     add(h.get("NumVTables", 0) * VTABLE_RECORD_SIZE, "vtables")

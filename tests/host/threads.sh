@@ -35,7 +35,7 @@ ATOMIC_CFLAGS="-fprofile-update=atomic -mllvm -instrprof-atomic-counter-update-a
 # True if every rip-relative counter increment in the objects is locked (and
 # there is at least one).
 counters_are_atomic() { # objects...
-	llvm-objdump-"${TOOLCHAIN#clang-}" -d --no-show-raw-insn "$@" | awk '
+	"$OBJDUMP" -d --no-show-raw-insn "$@" | awk '
 		$2 == "incq" && $3 ~ /\(%rip\)/ { if (prev == "lock") locked++; else plain++ }
 		{ prev = $2 }
 		END { exit !(locked > 0 && plain == 0) }'

@@ -37,12 +37,13 @@ pub mod variant {
 
 /// `INSTR_PROF_RAW_VERSION` (19: line 711; 16: 651) with the IR flag, as
 /// clang emits it for `-fprofile-generate`.
+pub const V11: u64 = variant::IR_PROF | 11;
 pub const V10: u64 = variant::IR_PROF | 10;
 pub const V9: u64 = variant::IR_PROF | 9;
 pub const V8: u64 = variant::IR_PROF | 8;
 
 /// Every version word the core writes, for tests that hold for all.
-pub const ALL_VERSIONS: [u64; 3] = [V10, V9, V8];
+pub const ALL_VERSIONS: [u64; 4] = [V11, V10, V9, V8];
 
 /// One raw version's layout, as `InstrProfData.inc` defines it. Offsets are
 /// those of the C struct the `INSTR_PROF_DATA` lines declare, on a 64-bit
@@ -63,8 +64,12 @@ pub struct RawFormat {
     pub num_counters: usize,
     /// `NumValueSites[IPVK_Last + 1]`, one `u16` per kind.
     pub num_value_sites: usize,
-    /// `NumBitmapBytes`, raw versions 9 and 10.
+    /// `NumBitmapBytes`, raw versions 9 to 11.
     pub num_bitmap_bytes: Option<usize>,
+    /// `UniformCounterPtr` and `OffloadDeviceWaveSize` (u16), raw version
+    /// 11: 0 on a CPU.
+    pub uniform_counter_ptr: Option<usize>,
+    pub wave_size: Option<usize>,
     /// `IPVK_Last + 1`.
     pub value_kinds: usize,
     /// Header words after `PaddingBytesAfterCounters`, by name.
@@ -77,7 +82,45 @@ pub struct RawFormat {
     /// `NumVTables` and `VNamesSize`: vtable sections this reader does not
     /// read, so it requires both zero.
     pub header_vtables: Option<[usize; 2]>,
+    /// `NumUniformCounters`, `PaddingBytesAfterUniformCounters` and
+    /// `UniformCountersDelta` (raw version 11): GPU targets' only, so this
+    /// reader requires all three zero.
+    pub header_uniform: Option<[usize; 3]>,
 }
+
+/// Raw version 11 (LLVM 23.1.4's `InstrProfData.inc`). Record: NameRef,
+/// FuncHash, CounterPtr, UniformCounterPtr, BitmapPtr, FunctionPointer,
+/// Values (8 bytes each, 0..56), NumCounters (u32, 56), NumValueSites[3]
+/// (u16s, 60..66), OffloadDeviceWaveSize (u16, 66), NumBitmapBytes (u32,
+/// 68): 72 bytes; clang 23's IR agrees (`@__profd_*` is a `{ i64, i64,
+/// i64, i64, i64, ptr, ptr, i32, [3 x i16], i16, i32 }`). Header: version
+/// 10's with NumUniformCounters, PaddingBytesAfterUniformCounters and
+/// UniformCountersDelta after PaddingBytesAfterBitmapBytes: 19 words.
+pub static RAW_V11: RawFormat = RawFormat {
+    version: 11,
+    header_words: 19,
+    record_size: 72,
+    name_ref: 0,
+    func_hash: 8,
+    counter_ptr: 16,
+    bitmap_ptr: Some(32),
+    function_pointer: 40,
+    values: 48,
+    num_counters: 56,
+    num_value_sites: 60,
+    num_bitmap_bytes: Some(68),
+    uniform_counter_ptr: Some(24),
+    wave_size: Some(66),
+    value_kinds: 3,
+    header_num_bitmap_bytes: Some(7),
+    header_padding_after_bitmap: Some(8),
+    header_names_size: 12,
+    header_counters_delta: 13,
+    header_bitmap_delta: Some(14),
+    header_names_delta: 15,
+    header_vtables: Some([16, 17]),
+    header_uniform: Some([9, 10, 11]),
+};
 
 /// Raw version 10 (LLVM 19). Record, lines 74-95: NameRef, FuncHash,
 /// CounterPtr, BitmapPtr, FunctionPointer, Values (8 bytes each, 0..48),
@@ -98,6 +141,8 @@ pub static RAW_V10: RawFormat = RawFormat {
     num_counters: 48,
     num_value_sites: 52,
     num_bitmap_bytes: Some(60),
+    uniform_counter_ptr: None,
+    wave_size: None,
     value_kinds: 3,
     header_num_bitmap_bytes: Some(7),
     header_padding_after_bitmap: Some(8),
@@ -106,6 +151,7 @@ pub static RAW_V10: RawFormat = RawFormat {
     header_bitmap_delta: Some(11),
     header_names_delta: 12,
     header_vtables: Some([13, 14]),
+    header_uniform: None,
 };
 
 /// Raw version 9 (LLVM 18). Record (`INSTR_PROF_DATA`): NameRef,
@@ -132,6 +178,8 @@ pub static RAW_V9: RawFormat = RawFormat {
     num_counters: 48,
     num_value_sites: 52,
     num_bitmap_bytes: Some(56),
+    uniform_counter_ptr: None,
+    wave_size: None,
     value_kinds: 2,
     header_num_bitmap_bytes: Some(7),
     header_padding_after_bitmap: Some(8),
@@ -140,6 +188,7 @@ pub static RAW_V9: RawFormat = RawFormat {
     header_bitmap_delta: Some(11),
     header_names_delta: 12,
     header_vtables: None,
+    header_uniform: None,
 };
 
 /// Raw version 8 (LLVM 16). Record, lines 72-90: NameRef, FuncHash,
@@ -160,6 +209,8 @@ pub static RAW_V8: RawFormat = RawFormat {
     num_counters: 40,
     num_value_sites: 44,
     num_bitmap_bytes: None,
+    uniform_counter_ptr: None,
+    wave_size: None,
     value_kinds: 2,
     header_num_bitmap_bytes: None,
     header_padding_after_bitmap: None,
@@ -168,6 +219,7 @@ pub static RAW_V8: RawFormat = RawFormat {
     header_bitmap_delta: None,
     header_names_delta: 9,
     header_vtables: None,
+    header_uniform: None,
 };
 
 /// The layout of a version word: `GET_VERSION` keeps the low 32 bits (19:
@@ -175,10 +227,11 @@ pub static RAW_V8: RawFormat = RawFormat {
 /// emits is the same number).
 pub fn raw_format(word: u64) -> &'static RawFormat {
     match word & 0xffff_ffff {
+        11 => &RAW_V11,
         10 => &RAW_V10,
         9 => &RAW_V9,
         8 => &RAW_V8,
-        other => panic!("raw version {other}: the tests know only 8, 9 and 10"),
+        other => panic!("raw version {other}: the tests know only 8 to 11"),
     }
 }
 
@@ -454,6 +507,12 @@ pub fn parse(bytes: &[u8], sites_per_record: &[[u16; 3]]) -> Parsed {
     assert_eq!(bitmap_pad as usize, (8 - bitmap_bytes as usize % 8) % 8);
     for index in format.header_vtables.into_iter().flatten() {
         assert_eq!(header[index], 0, "no vtable section (header word {index})");
+    }
+    for index in format.header_uniform.into_iter().flatten() {
+        assert_eq!(
+            header[index], 0,
+            "no uniform counters (header word {index})"
+        );
     }
     assert_eq!(
         *header.last().unwrap(),
