@@ -225,13 +225,15 @@ check-optimized:
 check-stress: kernel-kasan
 	$(KPGO_REPO)/tests/kernel/lifecycle.sh stress
 
-# The second toolchain's suites (scripts/check llvm-22): its test kernel
-# (make kernel TOOLCHAIN=llvm-22), boot, vmlinux, modules and rust on it,
-# judged by llvm-profdata-22, and its bindings: about 17 minutes on 2
-# cores, past make check's time budget.
-.PHONY: check-llvm-22
-check-llvm-22:
-	$(KPGO_REPO)/scripts/check llvm-22
+# Another toolchain's suites (scripts/check llvm-NN): its test kernel
+# (make kernel TOOLCHAIN=llvm-NN), boot, vmlinux, modules, rust and the
+# hooks walk on it, judged by its own llvm-profdata, and its bindings:
+# about 17 minutes on 2 cores each, past make check's time budget.
+# llvm-22: clang 22 with rustc 1.96; llvm-21: sid's clang 21 with rustc
+# 1.96 (LLVM 22); llvm-23: sid's clang 23 (raw version 11) with rustc 1.96.
+.PHONY: check-llvm-21 check-llvm-22 check-llvm-23
+check-llvm-21 check-llvm-22 check-llvm-23:
+	$(KPGO_REPO)/scripts/check $(patsubst check-%,%,$@)
 
 # The suites that guard what differs between releases, on 6.12 LTS: its
 # test kernel (build/linux-6.12/linux), series, boot, vmlinux, modules,

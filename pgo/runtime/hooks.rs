@@ -19,10 +19,14 @@ use core::ffi::c_void;
 use super::objects::{record_module_target, vmlinux};
 use crate::profile::format::{memop_size_bucket, Layout};
 
-/// The layout the hooks read vmlinux's data records with: raw version
-/// 10's, the only one Kconfig's `PGO_CLANG` takes (rustc's must be the
-/// same). The hot path tests no other layout.
+/// The layout the hooks read vmlinux's data records with: that of the C
+/// compiler's raw version, which Kconfig found (`PGO_CLANG_RAW_VERSION`:
+/// 10 or 11; Rust objects are profiled only when rustc writes the same).
+/// The hot path tests no other layout.
+#[cfg(not(CONFIG_PGO_CLANG_RAW_VERSION = "11"))]
 pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
+#[cfg(CONFIG_PGO_CLANG_RAW_VERSION = "11")]
+pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V11;
 
 /// Records `value` as a target of indirect-call site `index` of the
 /// function whose data record is `data`.

@@ -53,12 +53,23 @@ mod registry;
 mod snapshot;
 
 /// Checks vmlinux's profile version and sets up the registry and its
-/// files. An unsupported version (any but 10, whose layout the hooks read:
-/// `hooks::VMLINUX_LAYOUT`) is logged once and exposes nothing.
+/// files. A version whose layout is not the one the hooks read
+/// (`hooks::VMLINUX_LAYOUT`, Kconfig's) is logged once and exposes nothing.
 pub(crate) fn init() -> Result {
-    if let Err(error) = objects::vmlinux().version() {
-        pr_err!("{}; no profile is exposed\n", format_args!("{error}"));
-        return Ok(());
+    match objects::vmlinux().version() {
+        Err(error) => {
+            pr_err!("{}; no profile is exposed\n", format_args!("{error}"));
+            return Ok(());
+        }
+        Ok(version) if !core::ptr::eq(version.layout(), hooks::VMLINUX_LAYOUT) => {
+            pr_err!(
+                "vmlinux's records are raw version {}, but the hooks read version {}'s (CONFIG_PGO_CLANG_RAW_VERSION); no profile is exposed\n",
+                version.layout().version,
+                hooks::VMLINUX_LAYOUT.version
+            );
+            return Ok(());
+        }
+        Ok(_) => {}
     }
     registry::init()
 }

@@ -16,12 +16,12 @@
 # make check; with llvm-22, after make kernel TOOLCHAIN=llvm-22 (make
 # check-llvm-22): the bindings of its tree.
 #
-# Usage: tests/kernel/toolchain.sh [llvm-22]
+# Usage: tests/kernel/toolchain.sh [llvm-21 | llvm-22 | llvm-23]
 set -uo pipefail
 mode=${1:-default}
 case $mode in
-default | llvm-22) ;;
-*) echo "usage: tests/kernel/toolchain.sh [llvm-22]" >&2; exit 2 ;;
+default | llvm-21 | llvm-22 | llvm-23) ;;
+*) echo "usage: tests/kernel/toolchain.sh [llvm-21 | llvm-22 | llvm-23]" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,7 +40,7 @@ bindings_of() { # tree clang-version
 		grep -q "(libclang $2)\$" "$1/.kpgo/toolchain"
 }
 toolchain=llvm-19
-[[ $mode == default ]] || toolchain=llvm-22
+[[ $mode == default ]] || toolchain=$mode
 tree=$(TOOLCHAIN=$toolchain BASE=tinyconfig "$root/scripts/base-dir")/linux
 clang=$(TOOLCHAIN=$toolchain bash -c 'source "$1/scripts/kernel-env.sh"; "$KPGO_LLVM_BIN/clang" -dumpversion' _ "$root")
 check "$toolchain: the bindings of ${tree#"$root"/} are made by clang $clang's libclang, not opaque (task_struct has pid)" \
@@ -52,17 +52,18 @@ status=0
 TOOLCHAIN=bogus make -C "$root" kernel >"$logs/bogus.log" 2>&1 || status=$?
 check "TOOLCHAIN=bogus: make kernel is refused (status $status)" test "$status" -ne 0
 check "TOOLCHAIN=bogus: the message names it and the known toolchains" \
-	grep -q 'TOOLCHAIN=bogus: unknown toolchain; use one of llvm-19 llvm-22' "$logs/bogus.log"
+	grep -q 'TOOLCHAIN=bogus: unknown toolchain; use one of llvm-19 llvm-21 llvm-22 llvm-23' "$logs/bogus.log"
 check "TOOLCHAIN=bogus: refused before any work (no tree prepared, no build folder)" \
 	bash -c '! grep -q "prepare-kernel\|kmake" "$1" && test ! -e "$2/build/bogus"' _ "$logs/bogus.log" "$root"
 
 # Toolchain files of one's own that do not fit together: each refused
 # before its tree is made, with what is wrong and what to do.
-# refused NAME PATTERN VAR=VALUE...: a copy of llvm-19 with VAR changed.
+# refused NAME PATTERN VAR=VALUE...: a copy of llvm-19 (or of the file
+# that REFUSED_BASE names) with VAR changed.
 refused() {
 	local name=$1 pattern=$2 file=$logs/$1 status=0 build
 	shift 2
-	cp "$root/scripts/toolchains/llvm-19" "$file"
+	cp "$root/scripts/toolchains/${REFUSED_BASE:-llvm-19}" "$file"
 	printf '%s\n' "$@" >>"$file"
 	build=$(TOOLCHAIN=$file BASE=tinyconfig "$root/scripts/base-dir")
 	rm -rf "$build"
@@ -74,10 +75,13 @@ refused() {
 refused libclang-22-for-clang-19 \
 	'bindgen loads libclang 22\.1\.8 from LIBCLANG_PATH=/usr/lib/llvm-22/lib, but the C compiler is clang 19\.1\.7: .* set toolchain_libclang_path to the libclang of clang.s LLVM (/usr/lib/llvm-19/lib, Debian.s libclang-19-dev)' \
 	toolchain_libclang_path=/usr/lib/llvm-22/lib
-refused rustc-1.96-for-clang-19 \
-	'rustc has LLVM 22\.1\.8 but clang is 19\.1\.7: .* set toolchain_rustc to a rustc whose LLVM is 19' \
-	"$(grep '^toolchain_rust_unpack=' "$root/scripts/toolchains/llvm-22")" \
-	"$(grep '^toolchain_rustc=' "$root/scripts/toolchains/llvm-22")"
+# A rustc of an older LLVM than clang's cannot read the profile that
+# clang's llvm-profdata indexes (a newer one can: llvm-21 and llvm-23 pair
+# clang with rustc's LLVM 22).
+REFUSED_BASE=llvm-22 refused rustc-1.85-for-clang-22 \
+	'rustc has LLVM 19\.1\.7 but clang is 22\.1\.8: .* set toolchain_rustc to a rustc whose LLVM is 22 or later .*, or toolchain_rust_llvm_bin to the bin/ of rustc.s LLVM' \
+	toolchain_rust_unpack= toolchain_rustc=/usr/bin/rustc toolchain_rustdoc=/usr/bin/rustdoc \
+	toolchain_rust_lib_src=/usr/lib/rustlib/src/rust/library
 
 # Bindings made by another toolchain go before a build: build/linux-kconfig
 # (tests/kernel/kconfig.sh) is told its bindings came from another one.
