@@ -7,6 +7,9 @@
 # (tests/kernel/modules/pgo_test_rust.rs) gives exact function counts,
 # trait-object and function-pointer call targets, memop sizes, a reset and
 # a kept profile across rmmod and reload. Judged with llvm-profdata-19.
+# With a rustc that writes another raw version than clang (TOOLCHAIN=
+# llvm-23), it checks instead that Rust is built without profiling and
+# that the build says so.
 #
 # Usage: tests/kernel/rust.sh [qemu-run options]
 set -euo pipefail
@@ -23,6 +26,31 @@ rm -rf "$moddir"
 mkdir -p "$moddir"
 cp "$here/modules/pgo_test_rust.rs" "$moddir/"
 echo "obj-m += pgo_test_rust.o" >"$moddir/Kbuild"
+
+# A rustc that writes another raw version than clang (rustc's LLVM 22
+# with clang 23): Rust is built without profiling, and the build says so;
+# C is profiled (the other suites check its profile).
+raw_c=$(sed -n 's/^CONFIG_PGO_CLANG_RAW_VERSION=//p' "$tree/.config")
+raw_rust=$(sed -n 's/^CONFIG_PGO_RUSTC_RAW_VERSION=//p' "$tree/.config")
+if [[ $raw_c != "$raw_rust" ]]; then
+	# shellcheck source=lib.sh
+	source "$here/lib.sh"
+	logs=$out_root/check/rust
+	mkdir -p "$logs"
+	profiled() { "$llvm/llvm-readelf" -S "$1" | grep -q ' __llvm_prf_data '; }
+	unprofiled() { [[ -f $1 ]] && ! profiled "$1"; }
+	KPGO_TREE=$tree "$root/scripts/kmake" -s pgo-rust-raw-version >"$logs/warning.log" 2>&1
+	check "rustc writes raw version $raw_rust, clang $raw_c: the build says that Rust is built without profiling, and what would profile it" \
+		grep -q "warning: PGO: .* writes raw profile version $raw_rust, .* version $raw_c (0: none found): Rust code is built without profiling; a rustc whose LLVM writes version $raw_c would profile it" "$logs/warning.log"
+	check "the kernel crate (rust/kernel.o) has no profile records" unprofiled "$tree/rust/kernel.o"
+	check "C objects have (init/main.o)" profiled "$tree/init/main.o"
+	status=0
+	KPGO_TREE=$tree "$root/scripts/kmake" -s M="$moddir" modules >"$logs/module.log" 2>&1 || status=$?
+	check "the Rust test module builds (status $status), without profile records" \
+		unprofiled "$moddir/pgo_test_rust.ko"
+	summary rust
+	exit
+fi
 "$root/scripts/kmake" -s M="$moddir" modules
 
 status=0
