@@ -1,17 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
-"""clang's raw profile, version 10 (LLVM 19 to 22), 64-bit little endian:
-read, and written again with callee records (issue 29) added or removed.
-Python standard library only; for scripts/ic-targets and the tests.
+"""clang's raw profile, versions 10 (LLVM 19 to 22) and 11 (LLVM 23),
+64-bit little endian: read, and written again with callee records (issue
+29) added or removed. Python standard library only; for scripts/ic-targets
+and the tests.
 
-The layout (LLVM's InstrProfData.inc): a header of 16 words, binary ids,
-data records (64 bytes each), counters (+ padding to 8), bitmap (+ pad),
-names (+ pad), vtable records and names (kpgo writes none: the kernel
-has no vtable profiling), then one value blob per data record that has
-value sites.
+The layout (LLVM's InstrProfData.inc): a header of 16 words (19 in
+version 11), binary ids, data records (64 bytes each; 72 in version 11),
+counters (+ padding to 8), bitmap (+ pad), uniform counters (version 11,
+GPU targets only: none here), names (+ pad), vtable records and names
+(kpgo writes none: the kernel has no vtable profiling), then one value
+blob per data record that has value sites.
 A record's CounterPtr and BitmapPtr are relative: llvm-profdata takes
-CounterPtr - (CountersDelta - i * 64) as the offset of record i's counters
-in the counters section (the same for the bitmap), so records can be added
-after the others without touching them.
+CounterPtr - (CountersDelta - i * record size) as the offset of record i's
+counters in the counters section (the same for the bitmap), so records can
+be added after the others without touching them.
 """
 import hashlib
 import struct
@@ -19,19 +21,43 @@ import zlib
 from dataclasses import dataclass, field
 
 MAGIC = 0xFF6C70726F667281
-VERSION = 10
-HEADER_WORDS = 16
-RECORD_SIZE = 64
-# NameRef, FuncHash, CounterPtr, BitmapPtr, FunctionPointer, Values,
-# NumCounters, NumValueSites[3] (indirect calls, memops, vtables),
-# NumBitmapBytes.
-RECORD = struct.Struct("<QQqqQQIHHHxxI")
-assert RECORD.size == RECORD_SIZE
-# Header words.
-BINARY_IDS_SIZE, NUM_DATA, PADDING_BEFORE_COUNTERS, NUM_COUNTERS, COUNTERS_PAD = 2, 3, 4, 5, 6
-NUM_BITMAP_BYTES, BITMAP_PAD, NAMES_SIZE, COUNTERS_DELTA, BITMAP_DELTA = 7, 8, 9, 10, 11
-NUM_VTABLES, VNAMES_SIZE = 13, 14
 INDIRECT_CALL = 0
+
+
+@dataclass(frozen=True)
+class Format:
+    """One raw version's header words (by name) and record layout."""
+    version: int
+    header: tuple
+    # NameRef, FuncHash, CounterPtr, [UniformCounterPtr,] BitmapPtr,
+    # FunctionPointer, Values, NumCounters, NumValueSites[3] (indirect
+    # calls, memops, vtables), [OffloadDeviceWaveSize,] NumBitmapBytes.
+    record: struct.Struct
+
+    def word(self, name):
+        return self.header.index(name)
+
+    @property
+    def header_words(self):
+        return len(self.header)
+
+    @property
+    def record_size(self):
+        return self.record.size
+
+
+_V10_HEADER = ("Magic", "Version", "BinaryIdsSize", "NumData", "PaddingBytesBeforeCounters",
+               "NumCounters", "PaddingBytesAfterCounters", "NumBitmapBytes",
+               "PaddingBytesAfterBitmapBytes", "NamesSize", "CountersDelta", "BitmapDelta",
+               "NamesDelta", "NumVTables", "VNamesSize", "ValueKindLast")
+FORMATS = {
+    10: Format(10, _V10_HEADER, struct.Struct("<QQqqQQIHHHxxI")),
+    11: Format(11, _V10_HEADER[:9] + ("NumUniformCounters", "PaddingBytesAfterUniformCounters",
+                                      "UniformCountersDelta") + _V10_HEADER[9:],
+               struct.Struct("<QQqqqQQIHHHHI")),
+}
+assert FORMATS[10].record_size == 64 and FORMATS[11].record_size == 72
+assert FORMATS[10].header_words == 16 and FORMATS[11].header_words == 19
 
 
 def pad8(n):
@@ -55,14 +81,30 @@ class Record:
     value_sites: tuple
     num_bitmap_bytes: int
 
-    def pack(self):
-        return RECORD.pack(self.name_ref, self.func_hash, self.counter_ptr, self.bitmap_ptr,
-                           self.function_pointer, self.values, self.num_counters,
-                           *self.value_sites, self.num_bitmap_bytes)
+    def pack(self, fmt):
+        if fmt.version == 11:
+            # UniformCounterPtr and OffloadDeviceWaveSize: 0 on a CPU.
+            return fmt.record.pack(self.name_ref, self.func_hash, self.counter_ptr, 0,
+                                   self.bitmap_ptr, self.function_pointer, self.values,
+                                   self.num_counters, *self.value_sites, 0,
+                                   self.num_bitmap_bytes)
+        return fmt.record.pack(self.name_ref, self.func_hash, self.counter_ptr, self.bitmap_ptr,
+                               self.function_pointer, self.values, self.num_counters,
+                               *self.value_sites, self.num_bitmap_bytes)
+
+    @staticmethod
+    def unpack(fmt, data, at):
+        f = list(fmt.record.unpack_from(data, at))
+        if fmt.version == 11:
+            if f[3] or f[11]:
+                raise ValueError("a record with uniform counters or a wave size (an offload target's)")
+            del f[11], f[3]
+        return Record(*f[:7], tuple(f[7:10]), f[10])
 
 
 @dataclass
 class RawProfile:
+    fmt: Format
     header: list
     binary_ids: bytes
     records: list
@@ -98,7 +140,8 @@ class RawProfile:
     def counts(self, index):
         """The counters of record INDEX."""
         record = self.records[index]
-        at = record.counter_ptr - (signed64(self.header[COUNTERS_DELTA]) - index * RECORD_SIZE)
+        delta = signed64(self.header[self.fmt.word("CountersDelta")])
+        at = record.counter_ptr - (delta - index * self.fmt.record_size)
         if at < 0 or at + 8 * record.num_counters > len(self.counters):
             return []
         return list(struct.unpack_from(f"<{record.num_counters}Q", self.counters, at))
@@ -108,18 +151,19 @@ class RawProfile:
         record per callee (a Record of another profile: its NameRef, hash,
         counter and value-site numbers and address, all counts zero) and
         NAMES (the names sections that name them) after its own names."""
-        header = list(self.header)
-        records = [r.pack() for r in self.records]
+        fmt, header = self.fmt, list(self.header)
+        size = fmt.record_size
+        records = [r.pack(fmt) for r in self.records]
         counters = bytearray(self.counters)
         blobs = [blob for _, blob in self.value_blobs]
         for callee in callees:
             i = len(records)
             extra = Record(callee.name_ref, callee.func_hash,
-                           signed64(len(counters) + header[COUNTERS_DELTA] - i * RECORD_SIZE),
-                           signed64(header[BITMAP_DELTA] - i * RECORD_SIZE),
+                           signed64(len(counters) + header[fmt.word("CountersDelta")] - i * size),
+                           signed64(header[fmt.word("BitmapDelta")] - i * size),
                            callee.function_pointer, 0, callee.num_counters,
                            callee.value_sites, 0)
-            records.append(extra.pack())
+            records.append(extra.pack(fmt))
             counters += bytes(8 * callee.num_counters)
             # Its value blob: every site with no value (the site counts of
             # the merged records must agree, or llvm-profdata drops one).
@@ -128,12 +172,12 @@ class RawProfile:
                 body = b"".join(struct.pack("<II", k, n) + bytes(n + pad8(n)) for k, n in kinds)
                 blobs.append(struct.pack("<II", 8 + len(body), len(kinds)) + body)
         all_names = self.names + names
-        header[NUM_DATA] = len(records)
-        header[NUM_COUNTERS] = len(counters) // 8
-        header[COUNTERS_PAD] = pad8(len(counters))
-        header[NAMES_SIZE] = len(all_names)
+        header[fmt.word("NumData")] = len(records)
+        header[fmt.word("NumCounters")] = len(counters) // 8
+        header[fmt.word("PaddingBytesAfterCounters")] = pad8(len(counters))
+        header[fmt.word("NamesSize")] = len(all_names)
         return b"".join([
-            struct.pack(f"<{HEADER_WORDS}Q", *header), self.binary_ids, *records,
+            struct.pack(f"<{fmt.header_words}Q", *header), self.binary_ids, *records,
             bytes(counters), bytes(pad8(len(counters))),
             self.bitmap, bytes(pad8(len(self.bitmap))),
             all_names, bytes(pad8(len(all_names))), *blobs])
@@ -203,26 +247,32 @@ def name_refs(data):
 
 def parse(data, what="profile"):
     """The RawProfile of DATA (bytes)."""
-    header = list(struct.unpack_from(f"<{HEADER_WORDS}Q", data))
-    if header[0] != MAGIC or header[1] & 0xFFFFFFFF != VERSION:
-        raise ValueError(f"{what}: not a raw profile of version {VERSION}")
-    # Parts this reader does not place (continuous mode's padding, vtables).
-    for word in (PADDING_BEFORE_COUNTERS, NUM_VTABLES, VNAMES_SIZE):
-        if header[word]:
-            raise ValueError(f"{what}: header word {word} is {header[word]}, not 0: not supported")
-    at = HEADER_WORDS * 8
-    ids = data[at:at + header[BINARY_IDS_SIZE]]
+    if len(data) < 16 or struct.unpack_from("<Q", data)[0] != MAGIC:
+        raise ValueError(f"{what}: not a raw profile")
+    version = struct.unpack_from("<Q", data, 8)[0] & 0xFFFFFFFF
+    fmt = FORMATS.get(version)
+    if fmt is None:
+        raise ValueError(f"{what}: raw profile version {version}, not one of {sorted(FORMATS)}")
+    header = list(struct.unpack_from(f"<{fmt.header_words}Q", data))
+    word = {name: header[i] for i, name in enumerate(fmt.header)}
+    # Parts this reader does not place (continuous mode's padding, vtables,
+    # uniform counters).
+    for name in ("PaddingBytesBeforeCounters", "NumVTables", "VNamesSize", "NumUniformCounters",
+                 "PaddingBytesAfterUniformCounters"):
+        if word.get(name):
+            raise ValueError(f"{what}: header word {name} is {word[name]}, not 0: not supported")
+    at = fmt.header_words * 8
+    ids = data[at:at + word["BinaryIdsSize"]]
     at += len(ids)
     records = []
-    for _ in range(header[NUM_DATA]):
-        f = RECORD.unpack_from(data, at)
-        records.append(Record(*f[:7], tuple(f[7:10]), f[10]))
-        at += RECORD_SIZE
-    counters = data[at:at + 8 * header[NUM_COUNTERS]]
-    at += len(counters) + header[COUNTERS_PAD]
-    bitmap = data[at:at + header[NUM_BITMAP_BYTES]]
-    at += len(bitmap) + header[BITMAP_PAD]
-    names = data[at:at + header[NAMES_SIZE]]
+    for _ in range(word["NumData"]):
+        records.append(Record.unpack(fmt, data, at))
+        at += fmt.record_size
+    counters = data[at:at + 8 * word["NumCounters"]]
+    at += len(counters) + word["PaddingBytesAfterCounters"]
+    bitmap = data[at:at + word["NumBitmapBytes"]]
+    at += len(bitmap) + word["PaddingBytesAfterBitmapBytes"]
+    names = data[at:at + word["NamesSize"]]
     at += len(names) + pad8(len(names))
     blobs = []
     for index, record in enumerate(records):
@@ -230,4 +280,4 @@ def parse(data, what="profile"):
             (total,) = struct.unpack_from("<I", data, at)
             blobs.append((index, data[at:at + total]))
             at += total
-    return RawProfile(header, ids, records, counters, bitmap, names, blobs)
+    return RawProfile(fmt, header, ids, records, counters, bitmap, names, blobs)

@@ -98,7 +98,7 @@ cnts_start, cnts_end = symbols["__start___llvm_prf_cnts"], symbols["__stop___llv
 data_start, data_end = symbols["__start___llvm_prf_data"], symbols["__stop___llvm_prf_data"]
 version = struct.unpack("<Q", read(symbols["__llvm_profile_raw_version"], 8))[0] & 0xffffffff
 # Record size and offset of the FunctionPointer field per raw version.
-size, fnptr = {8: (48, 24), 9: (64, 32), 10: (64, 32)}[version]
+size, fnptr = {8: (48, 24), 9: (64, 32), 10: (64, 32), 11: (72, 40)}[version]
 records = read(data_start, data_end - data_start)
 recorded = {struct.unpack_from("<Q", records, i + fnptr)[0]
             for i in range(0, len(records) - size + 1, size)} - {0}

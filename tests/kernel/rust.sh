@@ -37,7 +37,11 @@ if [[ $raw_c != "$raw_rust" ]]; then
 	source "$here/lib.sh"
 	logs=$out_root/check/rust
 	mkdir -p "$logs"
-	profiled() { "$llvm/llvm-readelf" -S "$1" | grep -q ' __llvm_prf_data '; }
+	# (The section list read whole: grep -q would stop the pipe early.)
+	profiled() {
+		local sections
+		sections=$("$llvm/llvm-readelf" -S "$1") && grep -q ' __llvm_prf_data ' <<<"$sections"
+	}
 	unprofiled() { [[ -f $1 ]] && ! profiled "$1"; }
 	KPGO_TREE=$tree "$root/scripts/kmake" -s pgo-rust-raw-version >"$logs/warning.log" 2>&1
 	check "rustc writes raw version $raw_rust, clang $raw_c: the build says that Rust is built without profiling, and what would profile it" \
