@@ -182,7 +182,6 @@ class RawProfile:
             self.bitmap, bytes(pad8(len(self.bitmap))),
             all_names, bytes(pad8(len(all_names))), *blobs])
 
-
     def without_last_records(self, n):
         """The bytes of this profile without its last N records and their
         counters (callee records, which a profile puts after its own:
@@ -195,7 +194,7 @@ class RawProfile:
             raise ValueError("a record to drop has counts: not a callee record")
         counters = self.counters[:len(self.counters) - 8 * sum(r.num_counters for r in dropped)]
         blobs = [(i, blob) for i, blob in self.value_blobs if i < len(kept)]
-        return RawProfile(self.header, self.binary_ids, kept, counters, self.bitmap,
+        return RawProfile(self.fmt, self.header, self.binary_ids, kept, counters, self.bitmap,
                           self.names, blobs).with_callees([], b"")
 
 
