@@ -7,7 +7,8 @@
 # no -Cprofile-generate, an unexpected LLVM IR listing...). The rustc
 # counterpart of raw-profile-version.sh (same output): Rust objects are
 # instrumented too, and their profile data lands in the same sections and
-# files as the C objects', so rustc's LLVM must write clang's raw version.
+# files as the C objects': unless rustc's LLVM writes clang's raw version,
+# the kernel builds Rust without PGO.
 #
 # The probe is built for the host (whose `core` every rustc has), not for
 # the kernel's target: the raw version does not depend on the target.

@@ -206,7 +206,7 @@ else
 		"or the path of a toolchain file written like them" >&2
 	exit 1
 fi
-toolchain_rust_unpack= toolchain_bindgen= toolchain_unpack_suite= toolchain_unpack_dir= toolchain_rust_llvm_bin=
+toolchain_rust_unpack= toolchain_bindgen= toolchain_unpack_suite= toolchain_unpack_dir=
 # shellcheck source=toolchains/llvm-19
 source "$KPGO_TOOLCHAIN_FILE"
 for var in toolchain_llvm toolchain_llvm_bin toolchain_libclang_path toolchain_rustc \
@@ -219,9 +219,6 @@ KPGO_LIBCLANG_PATH=$toolchain_libclang_path
 KPGO_RUSTC=$toolchain_rustc
 KPGO_RUSTDOC=$toolchain_rustdoc
 KPGO_RUST_LIB_SRC=$toolchain_rust_lib_src
-# rustc's own LLVM tools when rustc's LLVM is older than clang's (llvm-23):
-# its llvm-profdata indexes the Rust part of the profile.
-KPGO_RUST_LLVM_BIN=${toolchain_rust_llvm_bin:-$KPGO_LLVM_BIN}
 # One bindgen for every toolchain of scripts/toolchains/: 0.72.1 is the
 # first that reads libclang 22 right (rust-bindgen PR #3278), and it reads
 # 19 as well.  A toolchain file of your own may name another
@@ -299,12 +296,14 @@ kpgo_check_toolchain() {
 		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_LLVM_BIN/clang is clang $clang, not LLVM $KPGO_LLVM_VERSION as its file says $fix"
 	rustc_llvm=$("$KPGO_RUSTC" --version --verbose 2>/dev/null | sed -n 's/^LLVM version: //p')
 	# rustc reads back the indexed profile that clang's llvm-profdata
-	# writes: an LLVM reads the indexed versions of older ones, not of
-	# newer ones.  A rustc of an older LLVM needs that LLVM's
-	# llvm-profdata for its own part of the profile (toolchain_rust_llvm_bin).
+	# writes, and an LLVM reads the indexed versions of older ones only: a
+	# rustc of an older LLVM is refused, but when it writes another raw
+	# version than clang (rustc's LLVM 22 with clang 23), where the kernel
+	# builds Rust without profiling and without the profile.
 	if [[ -z $rustc_llvm ]] || { ((${rustc_llvm%%.*} < ${clang%%.*})) &&
-		[[ ! -x $KPGO_RUST_LLVM_BIN/llvm-profdata ]]; }; then
-		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_RUSTC has LLVM ${rustc_llvm:-unknown} but clang is $clang: Rust and C objects are profiled together and rustc reads back the profile that clang's llvm-profdata indexes, which only an LLVM as new reads; set toolchain_rustc to a rustc whose LLVM is ${clang%%.*} or later (\"rustc --version --verbose\" says), or toolchain_rust_llvm_bin to the bin/ of rustc's LLVM $fix"
+		[[ $(sh "$KPGO_ROOT/pgo/rustc-raw-profile-version.sh" "$KPGO_RUSTC") == \
+			$(sh "$KPGO_ROOT/pgo/raw-profile-version.sh" "$KPGO_LLVM_BIN/clang") ]]; }; then
+		kpgo_die "toolchain $KPGO_TOOLCHAIN: $KPGO_RUSTC has LLVM ${rustc_llvm:-unknown} but clang is $clang: Rust and C objects are profiled together and rustc reads back the profile that clang's llvm-profdata indexes, which only an LLVM as new reads; set toolchain_rustc to a rustc whose LLVM is ${clang%%.*} or later (\"rustc --version --verbose\" says) $fix"
 	fi
 	libclang=$(kpgo_bindgen_libclang)
 	[[ $libclang == "$clang" ]] ||

@@ -11,7 +11,8 @@
 # target, build/config-<name>-<hash> for a file (scripts/base-dir prints it).
 #
 # TOOLCHAIN= names the toolchain of every kernel target: llvm-19 (the
-# default: clang 19, rustc 1.85), llvm-22 (clang 22, rustc 1.96), or the path
+# default: clang 19, rustc 1.85), llvm-22 (clang 22, rustc 1.96), llvm-21
+# and llvm-23 (sid's clang 21 and 23, rustc 1.96), or the path
 # of a toolchain file (scripts/toolchains/ has the form).  It selects
 # clang/LLVM, ld.lld, llvm-profdata, rustc, rustdoc, the Rust library source
 # and bindgen's libclang together; each toolchain but the default has its

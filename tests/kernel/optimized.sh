@@ -50,7 +50,7 @@ else
 	check "rustc writes raw version $raw_rust, clang $raw_c: the profile holds no Rust function" \
 		bash -c "! $llvm/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
 	check "... and make optimized said that Rust is built without the profile" \
-		grep -q "Rust code is built without profiling" "$out_root/check-optimized.log"
+		grep -q "Rust code is built without PGO" "$out_root/check-optimized.log"
 fi
 # The section list is read first: a vmlinux that is missing or unreadable
 # has no profile section either, and must fail.

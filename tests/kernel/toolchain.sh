@@ -76,10 +76,11 @@ refused libclang-22-for-clang-19 \
 	'bindgen loads libclang 22\.1\.8 from LIBCLANG_PATH=/usr/lib/llvm-22/lib, but the C compiler is clang 19\.1\.7: .* set toolchain_libclang_path to the libclang of clang.s LLVM (/usr/lib/llvm-19/lib, Debian.s libclang-19-dev)' \
 	toolchain_libclang_path=/usr/lib/llvm-22/lib
 # A rustc of an older LLVM than clang's cannot read the profile that
-# clang's llvm-profdata indexes (a newer one can: llvm-21 and llvm-23 pair
-# clang with rustc's LLVM 22).
+# clang's llvm-profdata indexes (a newer one can: llvm-21 pairs clang 21
+# with rustc's LLVM 22); both write raw version 10 here, so the kernel
+# would give rustc that profile.
 REFUSED_BASE=llvm-22 refused rustc-1.85-for-clang-22 \
-	'rustc has LLVM 19\.1\.7 but clang is 22\.1\.8: .* set toolchain_rustc to a rustc whose LLVM is 22 or later .*, or toolchain_rust_llvm_bin to the bin/ of rustc.s LLVM' \
+	'rustc has LLVM 19\.1\.7 but clang is 22\.1\.8: .* set toolchain_rustc to a rustc whose LLVM is 22 or later' \
 	toolchain_rust_unpack= toolchain_rustc=/usr/bin/rustc toolchain_rustdoc=/usr/bin/rustdoc \
 	toolchain_rust_lib_src=/usr/lib/rustlib/src/rust/library
 
