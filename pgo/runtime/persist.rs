@@ -65,8 +65,8 @@ unsafe extern "C" fn kpgo_persist_counters(
                 format_args!("{error}")
             );
             match error {
-                PersistError::TooSmall { .. } => -(kernel::bindings::ENOSPC as core::ffi::c_long),
-                _ => -(kernel::bindings::EINVAL as core::ffi::c_long),
+                PersistError::TooSmall { .. } => -core::ffi::c_long::from(kernel::bindings::ENOSPC),
+                _ => -core::ffi::c_long::from(kernel::bindings::EINVAL),
             }
         }
         Ok((previous, used)) => {
