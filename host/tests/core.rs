@@ -10,7 +10,7 @@ use fake::{
 };
 use kpgo::profile::format::{
     self, memop_size_bucket, padding_to_8, value_record_header_size, FormatError, ProfileVersion,
-    LAYOUT_V10, LAYOUT_V8,
+    LAYOUT_V10, LAYOUT_V11, LAYOUT_V8,
 };
 use kpgo::profile::sections::{ProfiledObject, SectionRange, Sections};
 use kpgo::profile::sink::{Measure, Sink, SliceSink};
@@ -550,11 +550,15 @@ fn the_hooks_take_a_record_only_under_its_objects_layout() {
     // serves any layout. With 5 records, a raw version 10 record at offset
     // 192 is where version 8's fifth one would be.
     // Version 9's records are taken under version 10's layout, which reads
-    // what the hooks need at the same offsets (`HookRecords`).
-    for (word, own, other) in [
-        (V10, &LAYOUT_V10, &LAYOUT_V8),
-        (V9, &LAYOUT_V10, &LAYOUT_V8),
-        (V8, &LAYOUT_V8, &LAYOUT_V10),
+    // what the hooks need at the same offsets (`HookRecords`). Versions 8
+    // and 11 share the high half of the hooks' word, told apart by its
+    // mark: each is refused under the other's layout (their records
+    // coincide at offsets 0 and 144).
+    for (word, own, others) in [
+        (V11, &LAYOUT_V11, [&LAYOUT_V10, &LAYOUT_V8]),
+        (V10, &LAYOUT_V10, [&LAYOUT_V8, &LAYOUT_V11]),
+        (V9, &LAYOUT_V10, [&LAYOUT_V8, &LAYOUT_V11]),
+        (V8, &LAYOUT_V8, [&LAYOUT_V10, &LAYOUT_V11]),
     ] {
         let shapes = one_site_functions(5);
         let fake = FakeObject::new(word, shapes, 1, 8, Vec::new());
@@ -565,7 +569,9 @@ fn the_hooks_take_a_record_only_under_its_objects_layout() {
         assert!(!object.record_target_checked(records[0], 0, 1));
         assert!(object.record_target(records[0], 0, 1));
         for (i, &record) in records.iter().enumerate() {
-            assert!(!object.record_target_checked_as(other, record, 0, 2));
+            for other in others {
+                assert!(!object.record_target_checked_as(other, record, 0, 2));
+            }
             assert!(object.record_target_checked_as(own, record, 0, 10 + i as u64));
             assert!(object.record_target_checked(record, 0, 10 + i as u64));
         }

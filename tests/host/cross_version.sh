@@ -86,11 +86,11 @@ cross_version_program() { # program
 		return
 	fi
 	pass "cross-version/$prog: each raw profile indexed by its own llvm-profdata, both merged by llvm-profdata 23"
-	profile_records "$p22" "$dir/v10.profdata" >"$dir/v10.records"
-	profile_records "$p23" "$dir/v11.profdata" >"$dir/v11.records"
-	profile_records "$p23" "$dir/merged.profdata" >"$dir/merged.records"
-	sum_records "$dir/v10.records" "$dir/v11.records" >"$dir/expected.records"
-	if [ -s "$dir/merged.records" ] && diff -u "$dir/expected.records" "$dir/merged.records" >"$dir/records.diff"; then
+	if profile_records "$p22" "$dir/v10.profdata" >"$dir/v10.records" &&
+		profile_records "$p23" "$dir/v11.profdata" >"$dir/v11.records" &&
+		profile_records "$p23" "$dir/merged.profdata" >"$dir/merged.records" &&
+		sum_records "$dir/v10.records" "$dir/v11.records" >"$dir/expected.records" &&
+		[ -s "$dir/merged.records" ] && diff -u "$dir/expected.records" "$dir/merged.records" >"$dir/records.diff"; then
 		pass "cross-version/$prog: the merge has each function record's summed counts and values ($(cut -d' ' -f1,2 "$dir/merged.records" | sort -u | wc -l) records of $(cut -d' ' -f1 "$dir/merged.records" | sort -u | wc -l) functions)"
 	else
 		fail "cross-version/$prog: the merge has each function record's summed counts and values"

@@ -48,7 +48,8 @@ if ((rust_profiled)); then
 		bash -c "$llvm/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
 else
 	check "rustc writes raw version $raw_rust, clang $raw_c: the profile holds no Rust function" \
-		bash -c "! $llvm/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
+		bash -c "functions=\$($llvm/llvm-profdata show --all-functions '$profile') &&
+			! grep -q '^  \(\S*;\)\{0,1\}_R' <<<\"\$functions\""
 	check "... and make optimized said that Rust is built without the profile" \
 		grep -q "Rust code is built without PGO" "$out_root/check-optimized.log"
 fi

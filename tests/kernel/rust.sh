@@ -42,7 +42,10 @@ if [[ $raw_c != "$raw_rust" ]]; then
 		local sections
 		sections=$("$llvm/llvm-readelf" -S "$1") && grep -q ' __llvm_prf_data ' <<<"$sections"
 	}
-	unprofiled() { [[ -f $1 ]] && ! profiled "$1"; }
+	unprofiled() {
+		local sections
+		sections=$("$llvm/llvm-readelf" -S "$1") && ! grep -q ' __llvm_prf_data ' <<<"$sections"
+	}
 	KPGO_TREE=$tree "$root/scripts/kmake" -s pgo-rust-raw-version >"$logs/warning.log" 2>&1
 	check "rustc writes raw version $raw_rust, clang $raw_c: the build says that Rust is built without profiling, and what would profile it" \
 		grep -q "warning: PGO: .* writes raw profile version $raw_rust, .* version $raw_c (0: none found): Rust code is built without PGO; a rustc whose LLVM writes version $raw_c would take part" "$logs/warning.log"
