@@ -71,8 +71,8 @@ impl fmt::Display for FormatError {
         match *self {
             FormatError::UnsupportedVersion(raw) => write!(
                 f,
-                "raw profile version {} (word {:#018x}) is not supported; \
-                 kpgo writes versions 8 (LLVM 15-17), 9 (LLVM 18), 10 (LLVM 19-22) and 11 (LLVM 23)",
+                "raw profile version {} (word {:#018x}) is not supported; kpgo writes \
+                 versions 8 (LLVM 15-17), 9 (LLVM 18), 10 (LLVM 19-22) and 11 (LLVM 23)",
                 raw & !VARIANT_MASKS_ALL,
                 raw
             ),
