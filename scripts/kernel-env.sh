@@ -207,6 +207,7 @@ else
 	exit 1
 fi
 toolchain_rust_unpack= toolchain_bindgen= toolchain_unpack_suite= toolchain_unpack_dir=
+toolchain_rust_llvm_bin=
 # shellcheck source=toolchains/llvm-19
 source "$KPGO_TOOLCHAIN_FILE"
 for var in toolchain_llvm toolchain_llvm_bin toolchain_libclang_path toolchain_rustc \
@@ -215,6 +216,10 @@ for var in toolchain_llvm toolchain_llvm_bin toolchain_libclang_path toolchain_r
 done
 KPGO_LLVM_VERSION=$toolchain_llvm
 KPGO_LLVM_BIN=$toolchain_llvm_bin
+# rustc's LLVM tools, where they are another LLVM's (toolchain_rust_llvm_bin):
+# with a rustc that writes another raw version than clang, the Rust
+# profiles are merged by rustc's llvm-profdata.
+KPGO_RUST_LLVM_BIN=${toolchain_rust_llvm_bin:-$toolchain_llvm_bin}
 KPGO_LIBCLANG_PATH=$toolchain_libclang_path
 KPGO_RUSTC=$toolchain_rustc
 KPGO_RUSTDOC=$toolchain_rustdoc
@@ -285,7 +290,7 @@ kpgo_check_toolchain() {
 	local tool missing=() clang rustc_llvm libclang fix
 	fix="(toolchain file ${KPGO_TOOLCHAIN_FILE#"$KPGO_ROOT"/})"
 	for tool in "$KPGO_LLVM_BIN/clang" "$KPGO_LLVM_BIN/ld.lld" "$KPGO_LLVM_BIN/llvm-profdata" \
-		"$KPGO_RUSTC" "$KPGO_RUSTDOC" "$KPGO_BINDGEN"; do
+		"$KPGO_RUST_LLVM_BIN/llvm-profdata" "$KPGO_RUSTC" "$KPGO_RUSTDOC" "$KPGO_BINDGEN"; do
 		[[ -x $tool ]] || missing+=("$tool")
 	done
 	[[ -f $KPGO_RUST_LIB_SRC/core/src/lib.rs ]] || missing+=("$KPGO_RUST_LIB_SRC/core")

@@ -83,14 +83,15 @@ baseline kernel-nopgo:
 	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_NOPGO),--no-pgo $(KPGO_TEST_FRAGMENTS) $(KPGO_PRODUCTION_FRAGMENTS))
 	KPGO_TREE=$(KPGO_KERNEL_TREE_NOPGO) $(KPGO_REPO)/scripts/kmake
 
-# The optimized kernel: the configuration without PGO_CLANG, PROFILE applied;
+# The optimized kernel: the configuration without PGO_CLANG, PROFILE applied
+# (and RUST_PROFILE to Rust, where rustc writes another raw version);
 # the profile's binary ids are checked against the instrumented kernel of
 # this base when that was built (KPGO_BUILD/linux).
 optimized:
 	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_OPTIMIZED),--no-pgo $(KPGO_TEST_FRAGMENTS) $(KPGO_PRODUCTION_FRAGMENTS))
 	KPGO_TREE=$(KPGO_KERNEL_TREE_OPTIMIZED) $(KPGO_REPO)/scripts/build-optimized \
 		--instrumented $(KPGO_KERNEL_TREE) --instrumented $(KPGO_BUILD)/bench/instrumented \
-		$(PROFILE)
+		$(if $(RUST_PROFILE),--rust-profile $(RUST_PROFILE)) $(PROFILE)
 
 # The test kernel with LLVM's runtime counter relocation
 # (scripts/configs/counter-relocation.config), in build/linux-reloc, with

@@ -177,7 +177,7 @@ impl Sections {
 pub struct Stats {
     /// Data records, one per instrumented function.
     pub functions: usize,
-    /// Counters.
+    /// Counters of its records.
     pub counters: usize,
     /// Value sites of all kinds.
     pub value_sites: usize,
@@ -507,9 +507,12 @@ impl ProfiledObject {
         };
         if let Ok(version) = self.version() {
             stats.functions = self.num_records(&version);
-            stats.counters = version.num_counters(self.sections.counters.len());
+            // Those of its records: the counters section may hold others'
+            // (the image's Rust records, apart, share it).
             for i in 0..stats.functions {
-                stats.value_sites += self.record(&version, i).total_value_sites();
+                let record = self.record(&version, i);
+                stats.counters += record.num_counters();
+                stats.value_sites += record.total_value_sites();
             }
         }
         stats

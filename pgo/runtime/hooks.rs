@@ -16,12 +16,13 @@ use core::ffi::c_void;
 // every function the hooks reach in the image must be refused as a probe
 // point, whatever was inlined.
 
-use super::objects::{record_module_target, vmlinux};
+use super::objects::{record_module_target, vmlinux, vmlinux_rust};
 use crate::profile::format::{memop_size_bucket, Layout};
 
 /// The layout the hooks read vmlinux's data records with: that of the C
 /// compiler's raw version, which Kconfig found (`PGO_CLANG_RAW_VERSION`:
-/// 10 or 11; Rust objects are profiled only when rustc writes the same).
+/// 10 or 11; Rust records of another version are apart, in
+/// `objects::vmlinux_rust`).
 /// The hot path tests no other layout.
 #[cfg(not(CONFIG_PGO_CLANG_RAW_VERSION = "11"))]
 pub(crate) const VMLINUX_LAYOUT: &Layout = &crate::profile::format::LAYOUT_V10;
@@ -43,15 +44,25 @@ extern "C" fn __llvm_profile_instrument_target(value: u64, data: *mut c_void, in
 }
 
 /// [`__llvm_profile_instrument_target`] for the first call (which checks
-/// vmlinux's version word) and for records vmlinux does not own; vmlinux's
-/// record test is not repeated.
+/// vmlinux's version word) and for records vmlinux does not own: the
+/// image's Rust records when they are apart (`objects::vmlinux_rust`),
+/// then modules'. vmlinux's record test is not repeated.
 #[cold]
 #[inline(never)]
 #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 fn record_target_slow(record: usize, index: u32, value: u64) {
-    if !vmlinux().record_target_if_unchecked(record, index, value) {
-        record_module_target(record, index, value);
+    if vmlinux().record_target_if_unchecked(record, index, value) {
+        return;
     }
+    if let Some(rust) = vmlinux_rust() {
+        // Its version word is checked by its first call, as vmlinux's.
+        if rust.record_target_checked(record, index, value)
+            || rust.record_target_if_unchecked(record, index, value)
+        {
+            return;
+        }
+    }
+    record_module_target(record, index, value);
 }
 
 /// Records the size bucket of `size` at memop site `index` of `data`.

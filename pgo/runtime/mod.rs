@@ -2,10 +2,11 @@
 
 //! The kernel side of kpgo.
 //!
-//! - `objects`: vmlinux's descriptor; `objects/modules.rs`, the module
-//!   map the hooks look a record's module up in (constant time), and
-//!   module descriptors, freed a grace period after their module's
-//!   unload.
+//! - `objects`: vmlinux's descriptor (and that of its Rust records, when
+//!   rustc writes another raw version than clang); `objects/modules.rs`,
+//!   the module map the hooks look a record's module up in (constant
+//!   time), and module descriptors, freed a grace period after their
+//!   module's unload.
 //! - `hooks`: the functions the compiler's instrumentation calls.
 //! - `registry`: vmlinux and every module ever loaded, by name: entries,
 //!   their files, reset and stats; `registry/modules.rs`, module

@@ -89,6 +89,62 @@ pub(crate) fn vmlinux() -> &'static ProfiledObject {
     &VMLINUX
 }
 
+// When rustc writes another raw version than clang (`PGO_CLANG_RUST_APART`),
+// kbuild moves the records and value-node pools of the Rust objects built
+// into vmlinux to sections of their own, under a version word of their own
+// (the top Makefile). They make a second descriptor of the image, whose
+// records are rustc's layout; it shares the image's counters, bitmap,
+// names and site heads, which both layouts reach by the records' relative
+// pointers, and has its own node pool, so that each descriptor hands out
+// nodes of its own. Counters fixed in place keep the shared counters one
+// state (Kconfig: not with counter relocation).
+#[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+extern "C" {
+    static mut __start___llvm_prf_data_rust: u8;
+    static mut __stop___llvm_prf_data_rust: u8;
+    static mut __start___llvm_prf_vnds_rust: u8;
+    static mut __stop___llvm_prf_vnds_rust: u8;
+    static __llvm_profile_raw_version_rust: u64;
+}
+
+#[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+static VMLINUX_RUST: ProfiledObject =
+    // SAFETY: as for `VMLINUX`: sections of vmlinux itself, which the
+    // linker script places (`__llvm_prf_data_rust` with the records,
+    // `__llvm_prf_vnds_rust` with the node pools), and the Rust objects'
+    // version word, which the linker keeps once.
+    unsafe {
+        ProfiledObject::new(
+            Sections {
+                data: SectionRange::new(
+                    &raw mut __start___llvm_prf_data_rust,
+                    &raw mut __stop___llvm_prf_data_rust,
+                ),
+                vnodes: SectionRange::new(
+                    &raw mut __start___llvm_prf_vnds_rust,
+                    &raw mut __stop___llvm_prf_vnds_rust,
+                ),
+                ..vmlinux_sections_with_pages()
+            },
+            &raw const __llvm_profile_raw_version_rust,
+        )
+    };
+
+/// The descriptor of the Rust records of the kernel image, apart from
+/// vmlinux's because rustc writes another raw version than clang.
+#[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+#[inline(always)]
+pub(crate) fn vmlinux_rust() -> Option<&'static ProfiledObject> {
+    Some(&VMLINUX_RUST)
+}
+
+/// None: the Rust records of the kernel image, if any, are vmlinux's.
+#[cfg(not(CONFIG_PGO_CLANG_RUST_APART))]
+#[inline(always)]
+pub(crate) fn vmlinux_rust() -> Option<&'static ProfiledObject> {
+    None
+}
+
 /// Without module support, only vmlinux has records: a value for any
 /// other record is dropped.
 #[cfg(not(CONFIG_MODULES))]

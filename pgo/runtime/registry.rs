@@ -52,6 +52,8 @@ use super::kernel_api::{
 };
 use super::live::LiveFile;
 use super::objects::vmlinux;
+#[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+use super::objects::vmlinux_rust;
 use crate::profile::epochs::EpochFigures;
 use crate::profile::sections::{ProfiledObject, Stats};
 
@@ -91,8 +93,26 @@ impl fmt::Display for Name {
 enum Kind {
     /// The kernel image, live for good.
     Vmlinux,
+    /// The kernel image's Rust records, when rustc writes another raw
+    /// version than clang (`objects::vmlinux_rust`): `vmlinux-rust`, a
+    /// name no module can have (kbuild makes `-` in module names `_`).
+    #[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+    VmlinuxRust,
     /// A module, live while it is loaded.
     Module,
+}
+
+impl Kind {
+    /// The static descriptor of an entry of the image; `None` for a
+    /// module's.
+    fn image(self) -> Option<&'static ProfiledObject> {
+        match self {
+            Kind::Vmlinux => Some(vmlinux()),
+            #[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+            Kind::VmlinuxRust => vmlinux_rust(),
+            Kind::Module => None,
+        }
+    }
 }
 
 /// The figures of a module's last load, for `stats` once it is unloaded.
@@ -130,7 +150,7 @@ impl KeepsLive for ReadSection {
     /// An active section keeps any entry's; none at all keeps only
     /// vmlinux's, whose objects are never freed.
     fn keeps(&self, entry: &Entry) -> bool {
-        !self.may_sleep() || matches!(entry.kind, Kind::Vmlinux)
+        !self.may_sleep() || entry.kind.image().is_some()
     }
 }
 
@@ -257,14 +277,14 @@ impl Entry {
         sleep_a_while();
     }
 
-    /// The read-side section in which to read the entry: none for
-    /// vmlinux's, whose objects are never freed.
+    /// The read-side section in which to read the entry: none for the
+    /// image's, whose objects are never freed.
     pub(crate) fn read_section(&self) -> ReadSection {
-        match self.kind {
-            // SAFETY: vmlinux's entry has no saved profiles and reads only
-            // the static `VMLINUX`.
-            Kind::Vmlinux => unsafe { ReadSection::for_static_objects() },
-            Kind::Module => ReadSection::enter(),
+        match self.kind.image() {
+            // SAFETY: the image's entries have no saved profiles and read
+            // only their static descriptor.
+            Some(_) => unsafe { ReadSection::for_static_objects() },
+            None => ReadSection::enter(),
         }
     }
 
@@ -288,25 +308,25 @@ impl Entry {
         section: &'a ReadSection,
         mut f: impl FnMut(&'a ProfiledObject, core::ops::Range<u64>) -> Result<(), E>,
     ) -> Result<(), E> {
-        match self.kind {
-            Kind::Vmlinux => f(vmlinux(), 0..0),
-            Kind::Module => self.for_each_module_object(section, f),
+        match self.kind.image() {
+            Some(image) => f(image, 0..0),
+            None => self.for_each_module_object(section, f),
         }
     }
 
     /// The live object, if any.
     pub(crate) fn live<'a>(&'a self, proof: &'a impl KeepsLive) -> Option<&'a ProfiledObject> {
-        match self.kind {
-            Kind::Vmlinux => Some(vmlinux()),
-            Kind::Module if !proof.keeps(self) => {
-                pr_warn!(
-                    "{}: module read without a section\n",
-                    format_args!("{}", self.name)
-                );
-                None
-            }
-            Kind::Module => self.live_module(proof),
+        if let Some(image) = self.kind.image() {
+            return Some(image);
         }
+        if !proof.keeps(self) {
+            pr_warn!(
+                "{}: module read without a section\n",
+                format_args!("{}", self.name)
+            );
+            return None;
+        }
+        self.live_module(proof)
     }
 
     /// Frees the saved profiles and restarts the live counts from zero.
@@ -379,7 +399,7 @@ impl Entry {
 enum ResetTarget<'a> {
     /// `1` or `all`: every entry.
     All,
-    /// `vmlinux`: the kernel image only.
+    /// `vmlinux`: the kernel image only (its Rust records apart too).
     Vmlinux,
     /// `module:<name>`, or `<name>` if it is none of the words above and
     /// does not start with `module:`.
@@ -504,7 +524,12 @@ impl Registry {
         let mut entries = self.entries();
         let entry = match target {
             ResetTarget::All => return entries.try_for_each(|entry| entry.reset()),
-            ResetTarget::Vmlinux => entries.find(|entry| entry.kind == Kind::Vmlinux),
+            // The image's Rust records share its counters: one reset.
+            ResetTarget::Vmlinux => {
+                return entries
+                    .filter(|entry| entry.kind.image().is_some())
+                    .try_for_each(|entry| entry.reset())
+            }
             ResetTarget::Module(name) => entries.find(|entry| entry.is_module(name)),
         };
         entry.ok_or(EINVAL)?.reset()
@@ -685,20 +710,52 @@ pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject, bool)) {
     }
 }
 
-/// vmlinux's reset baselines: allocated once, never freed.
-fn attach_vmlinux_baselines() -> Result {
-    let capacity = vmlinux().node_capacity();
+/// The reset baselines of a descriptor of the image: allocated once, never
+/// freed.
+fn attach_image_baselines(image: &'static ProfiledObject) -> Result {
+    let capacity = image.node_capacity();
     let mut baselines = KVVec::with_capacity(capacity, GFP_KERNEL)?;
     for _ in 0..capacity {
         baselines.push(AtomicU64::new(0), GFP_KERNEL)?;
     }
     let (baselines, _, _) = baselines.into_raw_parts();
-    // Leaked: valid for good, and referenced from `VMLINUX` for kmemleak.
-    // SAFETY: one zeroed baseline per node of vmlinux's pool, accessed
-    // only through atomics.
-    unsafe { vmlinux().attach_baselines(baselines) };
+    // Leaked: valid for good, and referenced from the static descriptor
+    // for kmemleak.
+    // SAFETY: one zeroed baseline per node of the descriptor's pool,
+    // accessed only through atomics.
+    unsafe { image.attach_baselines(baselines) };
     Ok(())
 }
+
+/// The entry of the image's Rust records, when they are apart
+/// (`objects::vmlinux_rust`): `vmlinux-rust.profraw`, in rustc's raw
+/// version. Without it vmlinux's profile is whole still: a failure is
+/// logged, not returned.
+#[cfg(CONFIG_PGO_CLANG_RUST_APART)]
+fn add_vmlinux_rust(registry: &Registry) {
+    let Some(rust) = vmlinux_rust() else {
+        return;
+    };
+    if let Err(error) = rust.version() {
+        pr_err!(
+            "vmlinux's Rust records: {}; not exposed\n",
+            format_args!("{error}")
+        );
+        return;
+    }
+    let added = attach_image_baselines(rust)
+        .and_then(|()| registry.add(Kind::VmlinuxRust, &Name::new(b"vmlinux-rust")));
+    if let Err(error) = added {
+        pr_err!(
+            "no vmlinux-rust.profraw (error {}): vmlinux's Rust records are not exposed\n",
+            error.to_errno()
+        );
+    }
+}
+
+/// The image's Rust records, if any, are vmlinux's.
+#[cfg(not(CONFIG_PGO_CLANG_RUST_APART))]
+fn add_vmlinux_rust(_registry: &Registry) {}
 
 /// Creates the debugfs directory, the registry that holds it, then the
 /// files, then follows modules. On an error, what was created is removed
@@ -709,7 +766,7 @@ pub(crate) fn init() -> Result {
     // boot's counts.
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     super::persist::settle();
-    attach_vmlinux_baselines()?;
+    attach_image_baselines(vmlinux())?;
     #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
     match super::epochs::attach_words(vmlinux()) {
         // Leaked: vmlinux's for good, and referenced from `VMLINUX` for
@@ -757,6 +814,9 @@ pub(crate) fn init() -> Result {
             }
             None => Err(ENODEV),
         });
+    if files.is_ok() {
+        add_vmlinux_rust(registry);
+    }
     let files = files.and_then(|()| modules::register_notifier());
     if let Err(error) = files {
         // Dropping the directory removes it, which waits for running
@@ -775,8 +835,8 @@ mod modules {
 
     use super::{Entry, KeepsLive, ModuleFigures, ProfiledObject, ReadSection};
 
-    /// Longest entry name, with its NUL: `vmlinux`.
-    pub(super) const NAME_LEN: usize = b"vmlinux\0".len();
+    /// Longest entry name, with its NUL: `vmlinux-rust`.
+    pub(super) const NAME_LEN: usize = b"vmlinux-rust\0".len();
 
     /// Nothing of a module's in an entry.
     pub(super) type ModuleParts = ();

@@ -6,7 +6,10 @@
 #   - CONFIG_PGO_KEPT_PROFILES_KB has a range: -1 is not taken, the
 #     default (4096) is;
 #   - PGO_CLANG=y with MODULES=n is a configuration Kconfig admits, and
-#     kernel/pgo/ builds in it (make kernel/pgo/), without a warning.
+#     kernel/pgo/ builds in it (make kernel/pgo/), without a warning;
+#   - with a rustc that writes another raw version than clang
+#     (TOOLCHAIN=llvm-23), Rust records apart, but not with counter
+#     relocation, which the build says.
 # Usage: tests/kernel/kconfig.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,5 +72,25 @@ check "... and it is kpgo that was built (kernel/pgo/kpgo.o)" \
 # Without a warning: CONFIG_WERROR makes rustc's warnings errors, and the
 # module-only parts of the registry once left dead code behind here.
 check_no_warnings "... without a warning" "$out/no-modules-build.log"
+
+# A rustc that writes another raw version than clang (TOOLCHAIN=llvm-23):
+# the configuration above (MODULES=n) keeps vmlinux's Rust records apart,
+# and kernel/pgo/ built in it, without a warning; with counter relocation
+# they cannot be (the two descriptors share counters that move), so Rust is
+# built without PGO, and the build says why.
+raw_version() { sed -n "s/^CONFIG_PGO_$1_RAW_VERSION=//p" "$KPGO_TREE/.config"; }
+if [[ $(raw_version RUSTC) != "$(raw_version CLANG)" ]]; then
+	check "rustc writes another raw version: PGO_CLANG_RUST_APART=y" \
+		grep -qx CONFIG_PGO_CLANG_RUST_APART=y "$KPGO_TREE/.config"
+	printf '%s\n' CONFIG_PGO_CLANG_COUNTER_RELOCATION=y >"$out/reloc.config"
+	status=0
+	configure "$out/reloc.config" >"$out/reloc.log" 2>&1 || status=$?
+	check "... with counter relocation (configured, status $status): not apart" \
+		grep -qx '# CONFIG_PGO_CLANG_RUST_APART is not set' "$KPGO_TREE/.config"
+	MAKEFLAGS= "$root/scripts/kmake" -s pgo-rust-raw-version >"$out/reloc-message.log" 2>&1 || true
+	check "... and the build says that Rust is built without PGO, and that counter relocation is why" \
+		grep -q "warning: PGO: .* Rust code is built without PGO; without CONFIG_PGO_CLANG_COUNTER_RELOCATION it would be profiled apart" \
+		"$out/reloc-message.log"
+fi
 echo "kconfig: $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"
 summary kconfig

@@ -23,9 +23,23 @@ source "$here/lib.sh"
 
 "$llvm"/llvm-profdata merge -o "$profile" \
 	"$out_root/qemu/vmlinux/results/after-getpid.profraw"
+# A rustc that writes another raw version than clang (TOOLCHAIN=llvm-23):
+# with CONFIG_PGO_CLANG_RUST_APART, vmlinux's Rust records were apart, in
+# rustc's version, merged by rustc's llvm-profdata for rustc
+# (RUST_PROFILE=); without, Rust was not profiled and gets no profile.
+raw_c=$(sed -n 's/^CONFIG_PGO_CLANG_RAW_VERSION=//p' "$out_root/linux/.config")
+raw_rust=$(sed -n 's/^CONFIG_PGO_RUSTC_RAW_VERSION=//p' "$out_root/linux/.config")
+rust_llvm=$llvm rust_profile=$profile rust_args=()
+if grep -qx CONFIG_PGO_CLANG_RUST_APART=y "$out_root/linux/.config"; then
+	rust_llvm=${KPGO_RUST_LLVM_BIN:?rustc writes another raw version: KPGO_RUST_LLVM_BIN names its LLVM tools}
+	rust_profile=$out_root/check-profile-rust.profdata
+	"$rust_llvm"/llvm-profdata merge -o "$rust_profile" \
+		"$out_root/qemu/vmlinux/results/after-getpid-rust.profraw"
+	rust_args=(RUST_PROFILE="$rust_profile")
+fi
 status=0
-make -s -C "$root" optimized PROFILE="$profile" 2>&1 | tee "$out_root/check-optimized.log" ||
-	status=$?
+make -s -C "$root" optimized PROFILE="$profile" "${rust_args[@]}" 2>&1 |
+	tee "$out_root/check-optimized.log" || status=$?
 check "make optimized succeeded (status $status)" test "$status" -eq 0
 counts=$tree/pgo-profile-diagnostics.txt
 out_of_date=$(diagnostic "$counts" out_of_date)
@@ -36,22 +50,24 @@ echo "profile diagnostics: ${out_of_date:-?} out-of-date, ${missing:-?} without 
 	"of them Rust: ${rust_out_of_date:-?} out-of-date, ${rust_missing:-?} without data"
 check "zero out-of-date functions with the matching profile" test "${out_of_date:--1}" -eq 0
 check "zero out-of-date Rust functions" test "${rust_out_of_date:--1}" -eq 0
-# A rustc that writes another raw version than clang (TOOLCHAIN=llvm-23)
-# was not profiled, and gets no profile (rust.sh checks its instrumented
-# build).
-raw_c=$(sed -n 's/^CONFIG_PGO_CLANG_RAW_VERSION=//p' "$tree/.config")
-raw_rust=$(sed -n 's/^CONFIG_PGO_RUSTC_RAW_VERSION=//p' "$tree/.config")
 rust_profiled=1
-[[ $raw_c == "$raw_rust" ]] || rust_profiled=0
+[[ $raw_c == "$raw_rust" || ${#rust_args[@]} -gt 0 ]] || rust_profiled=0
 if ((rust_profiled)); then
 	check "the profile holds Rust functions (v0 symbols)" \
-		bash -c "$llvm/llvm-profdata show --all-functions '$profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
+		bash -c "$rust_llvm/llvm-profdata show --all-functions '$rust_profile' | grep -q '^  \(\S*;\)\{0,1\}_R'"
+	if ((${#rust_args[@]})); then
+		check "rustc writes raw version $raw_rust, clang $raw_c: make optimized said that Rust is built with RUST_PROFILE" \
+			grep -q "Rust code is built with CLANG_PGO_RUST_PROFILE=" "$out_root/check-optimized.log"
+		check "... and clang's profile holds no Rust function" \
+			bash -c "functions=\$($llvm/llvm-profdata show --all-functions '$profile') &&
+				! grep -q '^  \(\S*;\)\{0,1\}_R' <<<\"\$functions\""
+	fi
 else
 	check "rustc writes raw version $raw_rust, clang $raw_c: the profile holds no Rust function" \
 		bash -c "functions=\$($llvm/llvm-profdata show --all-functions '$profile') &&
 			! grep -q '^  \(\S*;\)\{0,1\}_R' <<<\"\$functions\""
 	check "... and make optimized said that Rust is built without the profile" \
-		grep -q "Rust code is built without PGO" "$out_root/check-optimized.log"
+		grep -q "Rust code is built without the profile; CLANG_PGO_RUST_PROFILE=" "$out_root/check-optimized.log"
 fi
 # The section list is read first: a vmlinux that is missing or unreadable
 # has no profile section either, and must fail.
@@ -89,7 +105,7 @@ status=0
 check "the test kernel's own profile is recognized (status $status = 0)" test "$status" -eq 0
 if ((rust_profiled)); then
 	check "the profile was applied to the kernel crate (-Cprofile-use), not to core" \
-		bash -c "grep -q -- '-Cprofile-use=' '$tree/rust/.kernel.o.cmd' &&
+		bash -c "grep -q -- '-Cprofile-use=$root/build/profiles/$(sha256sum "$rust_profile" | cut -c1-16).profdata' '$tree/rust/.kernel.o.cmd' &&
 			test -s '$tree/rust/.core.o.cmd' && ! grep -q -- '-Cprofile-use=' '$tree/rust/.core.o.cmd'"
 else
 	check "the profile was not given to rustc, which cannot read clang's indexed version" \

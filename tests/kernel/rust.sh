@@ -8,8 +8,9 @@
 # trait-object and function-pointer call targets, memop sizes, a reset and
 # a kept profile across rmmod and reload. Judged with llvm-profdata-19.
 # With a rustc that writes another raw version than clang (TOOLCHAIN=
-# llvm-23), it checks instead that Rust is built without profiling and
-# that the build says so.
+# llvm-23), the same on vmlinux-rust.profraw and the module's profile,
+# judged with rustc's llvm-profdata, after checks that the records are
+# apart (below).
 #
 # Usage: tests/kernel/rust.sh [qemu-run options]
 set -euo pipefail
@@ -28,35 +29,54 @@ cp "$here/modules/pgo_test_rust.rs" "$moddir/"
 echo "obj-m += pgo_test_rust.o" >"$moddir/Kbuild"
 
 # A rustc that writes another raw version than clang (rustc's LLVM 22
-# with clang 23): Rust is built without profiling, and the build says so;
-# C is profiled (the other suites check its profile).
+# with clang 23): with CONFIG_PGO_CLANG_RUST_APART, the Rust objects built
+# into vmlinux keep their records apart, served as vmlinux-rust.profraw in
+# rustc's version, and a Rust module's profile is in rustc's version: the
+# same checks then run on those, judged by rustc's llvm-profdata
+# (KPGO_RUST_LLVM_BIN); the C profile by clang's. Otherwise Rust is built
+# without profiling, and the build says so.
 raw_c=$(sed -n 's/^CONFIG_PGO_CLANG_RAW_VERSION=//p' "$tree/.config")
 raw_rust=$(sed -n 's/^CONFIG_PGO_RUSTC_RAW_VERSION=//p' "$tree/.config")
+judge_llvm=$llvm
 if [[ $raw_c != "$raw_rust" ]]; then
 	# shellcheck source=lib.sh
 	source "$here/lib.sh"
 	logs=$out_root/check/rust
 	mkdir -p "$logs"
-	# (The section list read whole: grep -q would stop the pipe early.)
-	profiled() {
+	# Whether an object has a section (the list read whole: grep -q would
+	# stop the pipe early).
+	has_section() {
 		local sections
-		sections=$("$llvm/llvm-readelf" -S "$1") && grep -q ' __llvm_prf_data ' <<<"$sections"
+		sections=$("$llvm/llvm-readelf" -S --wide "$1") && grep -q " $2 " <<<"$sections"
 	}
-	unprofiled() {
+	lacks_section() {
 		local sections
-		sections=$("$llvm/llvm-readelf" -S "$1") && ! grep -q ' __llvm_prf_data ' <<<"$sections"
+		sections=$("$llvm/llvm-readelf" -S --wide "$1") && ! grep -q " $2 " <<<"$sections"
 	}
-	KPGO_TREE=$tree "$root/scripts/kmake" -s pgo-rust-raw-version >"$logs/warning.log" 2>&1
-	check "rustc writes raw version $raw_rust, clang $raw_c: the build says that Rust is built without profiling, and what would profile it" \
-		grep -q "warning: PGO: .* writes raw profile version $raw_rust, .* version $raw_c (0: none found): Rust code is built without PGO; a rustc whose LLVM writes version $raw_c would take part" "$logs/warning.log"
-	check "the kernel crate (rust/kernel.o) has no profile records" unprofiled "$tree/rust/kernel.o"
-	check "C objects have (init/main.o)" profiled "$tree/init/main.o"
-	status=0
-	KPGO_TREE=$tree "$root/scripts/kmake" -s M="$moddir" modules >"$logs/module.log" 2>&1 || status=$?
-	check "the Rust test module builds (status $status), without profile records" \
-		unprofiled "$moddir/pgo_test_rust.ko"
-	summary rust
-	exit
+	KPGO_TREE=$tree "$root/scripts/kmake" -s pgo-rust-raw-version >"$logs/message.log" 2>&1
+	check "C objects have clang's records (init/main.o)" has_section "$tree/init/main.o" __llvm_prf_data
+	if ! grep -qx CONFIG_PGO_CLANG_RUST_APART=y "$tree/.config"; then
+		check "rustc writes raw version $raw_rust, clang $raw_c: the build says that Rust is built without profiling, and what would profile it" \
+			grep -q "warning: PGO: .* writes raw profile version $raw_rust, .* version $raw_c (0: none found): Rust code is built without PGO; " "$logs/message.log"
+		check "the kernel crate (rust/kernel.o) has no profile records" \
+			lacks_section "$tree/rust/kernel.o" __llvm_prf_data
+		status=0
+		KPGO_TREE=$tree "$root/scripts/kmake" -s M="$moddir" modules >"$logs/module.log" 2>&1 || status=$?
+		check "the Rust test module builds (status $status), without profile records" \
+			lacks_section "$moddir/pgo_test_rust.ko" __llvm_prf_data
+		summary rust
+		exit
+	fi
+	check "rustc writes raw version $raw_rust, clang $raw_c: the build says where the Rust profiles are and how to merge them" \
+		grep -q "note: PGO: .* writes raw profile version $raw_rust, .* version $raw_c (0: none found): vmlinux's Rust code has its own profile, pgo/vmlinux-rust.profraw, and Rust modules' profiles are version $raw_rust: merge them with rustc's llvm-profdata, for CLANG_PGO_RUST_PROFILE=" "$logs/message.log"
+	check "the kernel crate's records are apart (rust/kernel.o has __llvm_prf_data_rust)" \
+		has_section "$tree/rust/kernel.o" __llvm_prf_data_rust
+	check "... and no __llvm_prf_data" lacks_section "$tree/rust/kernel.o" __llvm_prf_data
+	check "vmlinux has clang's records" has_section "$tree/vmlinux" __llvm_prf_data
+	check "... and rustc's, apart" has_section "$tree/vmlinux" __llvm_prf_data_rust
+	# The guest's checks follow only if the build is as it should be.
+	summary "rust (records apart)" || exit 1
+	judge_llvm=${KPGO_RUST_LLVM_BIN:?rustc writes another raw version: KPGO_RUST_LLVM_BIN names its LLVM tools}
 fi
 "$root/scripts/kmake" -s M="$moddir" modules
 
@@ -68,4 +88,5 @@ if [[ $status -ne 0 ]]; then
 	echo "rust: 0 passed, 1 failed"
 	exit 1
 fi
-python3 "$here/rust_check.py" "$out/results" "$out/console.log" "$moddir" "$tree"
+KPGO_LLVM_BIN=$judge_llvm KPGO_C_LLVM_BIN=$llvm \
+	python3 "$here/rust_check.py" "$out/results" "$out/console.log" "$moddir" "$tree"

@@ -5,12 +5,19 @@
 Arguments: the results folder, the guest console log, the module build
 folder, the kernel tree.
 
+Where rustc writes another raw version than clang (the tree's
+CONFIG_PGO_CLANG_RUST_APART), vmlinux's Rust functions are in
+vmlinux-rust.profraw, in rustc's version, and the Rust profiles are judged
+with rustc's llvm-profdata (KPGO_LLVM_BIN, which rust.sh sets so); the C
+profile vmlinux.profraw with clang's (KPGO_C_LLVM_BIN).
+
 Rust functions are named in a profile by their v0-mangled symbol
 (`_RNv...`), with the `<crate>.<hash>-cgu.<n>;` prefix of a local
 function, as llvm-profdata shows them; the checks name them demangled
 (llvm-cxxfilt-19 knows v0), e.g. `<pgo_test_rust::Six as
 pgo_test_rust::Op>::apply`.
 """
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +30,23 @@ checks, results, console = guest_run(sys.argv[1], sys.argv[2])
 check = checks.check
 modules = Path(sys.argv[3])
 tree = Path(sys.argv[4])
+config = (tree / ".config").read_text()
+
+
+def config_value(name):
+    m = re.search(rf"^{name}=(\S+)$", config, re.M)
+    return m.group(1) if m else None
+
+
+apart = config_value("CONFIG_PGO_CLANG_RUST_APART") == "y"
+# vmlinux's Rust functions: in their own profile when apart.
+VMLINUX = "vmlinux-rust" if apart else "vmlinux"
+
+
+def raw_version(name):
+    """The raw version of a profile (the low half of its version word)."""
+    data = results.bytes(name)
+    return int.from_bytes(data[8:12], "little") if len(data) >= 16 else None
 
 
 def demangle(names):
@@ -66,7 +90,38 @@ check(f"{ko.name} has no section group left", not any(k == "GROUP" for _, k in f
 
 # vmlinux: the kernel crate and the built-in Rust sample, with counts;
 # kpgo's own crate is not instrumented.
-boot = rust_profile("vmlinux-boot.profraw")
+if apart:
+    rustc_version = int(config_value("CONFIG_PGO_RUSTC_RAW_VERSION"))
+    clang_version = int(config_value("CONFIG_PGO_CLANG_RAW_VERSION"))
+    for name, want in (("vmlinux-rust-boot.profraw", rustc_version),
+                       ("rust-init.profraw", rustc_version),
+                       ("vmlinux-boot.profraw", clang_version)):
+        got = raw_version(name)
+        check(f"{name} is raw version {want}", got == want, f"version {got}")
+    # clang's llvm-profdata reads the C profile; none of its counted
+    # functions is Rust.
+    c_tools = os.environ["KPGO_C_LLVM_BIN"]
+    shown = subprocess.run([f"{c_tools}/llvm-profdata", "show", "--all-functions",
+                            "--counts", str(results / "vmlinux-boot.profraw")],
+                           capture_output=True, text=True)
+    check("vmlinux.profraw is accepted by clang's llvm-profdata", shown.returncode == 0,
+          shown.stderr[-300:])
+    c_functions = re.findall(r"^  (\S+):\n(?:    .*\n)*?    Block counts: \[(\d+)",
+                             shown.stdout, re.M)
+    counted_rust = [n for n, first in c_functions if int(first)
+                    and re.match(r"^(\S*;)?_R", n)]
+    check("vmlinux.profraw holds C functions run at boot and no Rust function",
+          len(c_functions) >= 100 and not counted_rust,
+          f"{len(c_functions)} functions, Rust ones counted: {counted_rust[:5]}")
+
+boot = rust_profile(f"{VMLINUX}-boot.profraw")
+if apart:
+    # The live file of the Rust records: the same functions, counted.
+    live = rust_profile("live-vmlinux-rust-boot.profraw")
+    live_counted = {n for n, f in live.items() if f.counts and f.counts[0]}
+    check("live/vmlinux-rust.profraw holds the same Rust functions, counted",
+          set(live) == set(boot) and len(live_counted) >= 10,
+          f"{len(live)} functions ({len(live_counted)} counted), {len(boot)} in the snapshot")
 counted = {n: f for n, f in boot.items() if f.counts and f.counts[0]}
 
 
@@ -86,7 +141,7 @@ print("vmlinux Rust functions by crate (records, run at boot): " +
       ", ".join(f"{c} {n[0]}/{n[1]}" for c, n in sorted(by_crate.items())))
 for name in sorted(counted)[:8]:
     print(f"  {counted[name].counts[0]:>8}  {name}")
-check("vmlinux.profraw holds Rust functions run at boot", len(counted) >= 10,
+check(f"{VMLINUX}.profraw holds Rust functions run at boot", len(counted) >= 10,
       f"{len(counted)} of {len(boot)}")
 kernel_crate = {n: f for n, f in counted.items() if crate(n) == "kernel"}
 check("... among them functions of the kernel crate", len(kernel_crate) >= 1,
@@ -152,7 +207,7 @@ print(f"llvm-profdata show names the leaf: {leaf_line}")
 check("llvm-profdata show lists the Rust functions by their v0 symbol",
       re.match(r"^(\S+;)?_R\S*13pgo_test_rust4leaf:$", leaf_line) is not None, leaf_line)
 
-after = rust_profile("vmlinux-after.profraw")
+after = rust_profile(f"{VMLINUX}-after.profraw")
 grew = [n for n, f in after.items() if crate(n) == "kernel" and f.counts
         and f.counts[0] > (boot[n].counts[0] if n in boot and boot[n].counts else 0)]
 check("kernel crate functions in vmlinux counted the module's calls", len(grew) >= 1)

@@ -15,6 +15,11 @@ cat $pgo/vmlinux.profraw >$r/boot.profraw
 step boot
 /kpgo/getpid_loop "$calls"
 cat $pgo/vmlinux.profraw >$r/after-getpid.profraw
+# vmlinux's Rust records, where they are apart (rustc writes another raw
+# version than clang): tests/kernel/optimized.sh applies them to Rust.
+if [ -e $pgo/vmlinux-rust.profraw ]; then
+	cat $pgo/vmlinux-rust.profraw >$r/after-getpid-rust.profraw
+fi
 cat $pgo/stats >$r/stats.after-getpid
 step getpid
 

@@ -106,10 +106,19 @@ echo "value nodes: ${nodes_before:-?} before reset, ${nodes_again:-?} after rese
 check_after again "reset reuses the node pool (growth <= 64 nodes)" \
 	test -n "$nodes_before" -a -n "$nodes_again" -a \
 	"$((${nodes_again:-0} - ${nodes_before:-0}))" -le 64
+# vmlinux's Rust records apart (rustc writes another raw version than
+# clang) are an entry of their own.
+entries=1
+grep -qx CONFIG_PGO_CLANG_RUST_APART=y "$tree/.config" && entries=2
 check "stats: the runtime line has every key, in order" \
-	grep -Eq '^runtime modules_live=0 modules_profiled=0 modules_refused=0 descriptors=0 descriptor_bytes=0 map_tables=0 map_bytes=0 entries=1 entry_bytes=[1-9][0-9]* kept_profiles=0 kept_bytes=0 kept_limit_bytes=4194304 name_index_bytes=0( epochs=0 persisted=0 previous=0 boot_late_updates=0)?$' "$r/stats.boot"
+	grep -Eq '^runtime modules_live=0 modules_profiled=0 modules_refused=0 descriptors=0 descriptor_bytes=0 map_tables=0 map_bytes=0 entries='$entries' entry_bytes=[1-9][0-9]* kept_profiles=0 kept_bytes=0 kept_limit_bytes=4194304 name_index_bytes=0( epochs=0 persisted=0 previous=0 boot_late_updates=0)?$' "$r/stats.boot"
 check "stats: vmlinux's line has every key, in order" \
 	grep -Eq '^object=vmlinux state=live functions=[1-9][0-9]* counters=[1-9][0-9]* value_sites=[1-9][0-9]* value_nodes_used=[0-9]+ value_nodes=[1-9][0-9]* values_dropped=[0-9]+ kept_profiles=0 kept_bytes=0 lost_profiles=0 kept_unloads=0( epoch=0 set=0 late_updates=0 late_updates_total=0)?$' "$r/stats.boot"
+if ((entries == 2)); then
+	check "stats: vmlinux-rust's line: its own records, counters and node pool" \
+		grep -Eq '^object=vmlinux-rust state=live functions=[1-9][0-9]* counters=[1-9][0-9]* value_sites=[1-9][0-9]* value_nodes_used=[0-9]+ value_nodes=[1-9][0-9]* values_dropped=[0-9]+ kept_profiles=0 kept_bytes=0 lost_profiles=0 kept_unloads=0$' "$r/stats.boot"
+	check "... vmlinux-rust.profraw is root-only" grep -q '^-r-------- .* vmlinux-rust.profraw' "$r/ls"
+fi
 check "files are root-only: profraw and stats 0400, reset 0200" \
 	bash -c "grep -q '^-r-------- .* vmlinux.profraw' '$r/ls' && grep -q '^--w------- .* reset' '$r/ls' && grep -q '^-r-------- .* stats' '$r/ls'"
 check_console "no BUG, oops, WARNING or lockdep report on the console of a whole run" \

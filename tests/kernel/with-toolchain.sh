@@ -17,6 +17,7 @@ shift 2
 export TOOLCHAIN=$toolchain
 KPGO_TEST_OUT=$(BASE=tinyconfig "$root/scripts/base-dir")
 KPGO_LLVM_BIN=$(BASE=tinyconfig bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_LLVM_BIN"' _ "$root")
-export KPGO_TEST_OUT KPGO_LLVM_BIN KPGO_TREE=$KPGO_TEST_OUT/linux
-echo "toolchain $TOOLCHAIN: tree $KPGO_TREE, LLVM tools $KPGO_LLVM_BIN"
+KPGO_RUST_LLVM_BIN=$(BASE=tinyconfig bash -c 'source "$1/scripts/kernel-env.sh"; echo "$KPGO_RUST_LLVM_BIN"' _ "$root")
+export KPGO_TEST_OUT KPGO_LLVM_BIN KPGO_RUST_LLVM_BIN KPGO_TREE=$KPGO_TEST_OUT/linux
+echo "toolchain $TOOLCHAIN: tree $KPGO_TREE, LLVM tools $KPGO_LLVM_BIN, rustc's $KPGO_RUST_LLVM_BIN"
 exec "$here/$test" "$@"
