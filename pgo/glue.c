@@ -294,8 +294,9 @@ struct page *kpgo_get_page_of(const void *addr)
 		page = virt_to_page(addr);
 	else
 		return NULL;
-	if (page)
-		get_page(page);
+	/* A page being freed, or not yet in use, is not handed out. */
+	if (page && !get_page_unless_zero(page))
+		return NULL;
 	return page;
 }
 
@@ -342,8 +343,13 @@ void kpgo_set_file_size(struct file *file, loff_t size)
 
 /*
  * A live file's mapping takes its pages from the open file at each fault
- * (runtime/kernel_api.rs), as the vDSO's does: with a reference, so that
- * a module's counter pages stay while they are mapped.
+ * (runtime/kernel_api.rs), as special PTEs of a VM_PFNMAP | VM_IO mapping:
+ * get_user_pages() refuses them, so /proc/<pid>/mem, process_vm_readv(),
+ * ptrace and vmsplice() never reach the pages through the direct map,
+ * which vfree() makes not-present for a moment when a module goes (reads
+ * go through a vmap alias for that reason), and core dumps skip them. The
+ * open file holds a reference on each page, and the mapping holds the
+ * file: the pages stay while they are mapped.
  */
 static vm_fault_t kpgo_live_fault(struct vm_fault *vmf)
 {
@@ -352,9 +358,7 @@ static vm_fault_t kpgo_live_fault(struct vm_fault *vmf)
 
 	if (!page)
 		return VM_FAULT_SIGBUS;
-	get_page(page);
-	vmf->page = page;
-	return 0;
+	return vmf_insert_pfn(vmf->vma, vmf->address, page_to_pfn(page));
 }
 
 static const struct vm_operations_struct kpgo_live_vm_ops = {
@@ -372,7 +376,8 @@ int kpgo_mmap_prepare(struct vm_area_struct *vma, unsigned long file_pages)
 	if (vma->vm_pgoff >= file_pages ||
 	    vma_pages(vma) > file_pages - vma->vm_pgoff)
 		return -EINVAL;
-	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYWRITE | VM_MAYEXEC);
+	vm_flags_mod(vma, VM_DONTEXPAND | VM_PFNMAP | VM_IO | VM_DONTDUMP,
+		     VM_MAYWRITE | VM_MAYEXEC);
 	vma->vm_ops = &kpgo_live_vm_ops;
 	return 0;
 }

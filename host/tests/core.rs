@@ -984,6 +984,37 @@ fn a_live_profile_without_counters_has_no_page() {
 /// Pages may be mapped only if they lie inside the counters' own pages
 /// (`Sections::counter_pages`): a page that starts before the counters,
 /// or ends past their padding, holds other data.
+/// Each page a live file takes is checked to be counter memory of its
+/// object (`ProfiledObject::is_counter_page`), whatever the layout said:
+/// the page after the counters, the one before, and any unaligned or
+/// unrelated address are refused.
+#[test]
+fn only_the_objects_counter_pages_are_taken() {
+    let mut rng = Rng::new(52);
+    let page = PageSize::new(8).unwrap();
+    for word in ALL_VERSIONS {
+        let fake = FakeObject::new(
+            word,
+            random_shapes(&mut rng, 12),
+            23,
+            8,
+            notes_with_build_id(&[7; 20]),
+        );
+        let object = fake.object();
+        let pages = object.sections().counter_pages;
+        let (start, end) = (pages.start() as usize, pages.start() as usize + pages.len());
+        assert!(end > start, "the fake has counters");
+        for address in (start..end).step_by(8) {
+            assert!(object.is_counter_page(address, page), "{address:#x}");
+        }
+        assert!(!object.is_counter_page(end, page), "one page more");
+        assert!(!object.is_counter_page(start - 8, page), "one page before");
+        assert!(!object.is_counter_page(start + 4, page), "unaligned");
+        assert!(!object.is_counter_page(usize::MAX & !7, page), "wraps");
+        assert!(!object.is_counter_page(0, page), "elsewhere");
+    }
+}
+
 #[test]
 fn live_pages_are_mapped_only_inside_the_counters_own_pages() {
     let at = |address: usize| address as *mut u8;

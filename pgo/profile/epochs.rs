@@ -554,6 +554,26 @@ impl ProfiledObject {
         (page_size.aligned(shift) && moved.only_counters(&own)).then_some(moved)
     }
 
+    /// Whether the page of `page_size` bytes at `address` is wholly
+    /// counter memory of this object, of either set, with the padding
+    /// after it that no other data shares: the only memory a live file
+    /// may map. The runtime asks it of each page it takes for a live file,
+    /// whatever the layout computed.
+    pub fn is_counter_page(&self, address: usize, page_size: PageSize) -> bool {
+        let page = LivePages {
+            file_offset: 0,
+            memory: address,
+            len: page_size.bytes(),
+        };
+        page_size.aligned(address)
+            && (0..2).any(|set| {
+                page.only_counters(&Sections {
+                    counter_pages: self.set_pages(set),
+                    ..*self.sections()
+                })
+            })
+    }
+
     /// The epoch figures.
     pub fn epoch_figures(&self) -> EpochFigures {
         EpochFigures {

@@ -345,6 +345,11 @@ impl PageSize {
         }
     }
 
+    /// Its bytes.
+    pub fn bytes(self) -> usize {
+        self.0
+    }
+
     /// Whether `bytes` is a whole number of pages.
     pub fn aligned(self, bytes: usize) -> bool {
         bytes & self.mask() == 0

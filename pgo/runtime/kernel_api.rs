@@ -24,6 +24,9 @@ use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::sync::rcu;
 
+use crate::profile::sections::ProfiledObject;
+use crate::profile::writer::PageSize;
+
 pub(crate) mod debugfs;
 use debugfs::{Dir, NO_FOPS};
 
@@ -79,17 +82,24 @@ unsafe impl Send for PageRef {}
 unsafe impl Sync for PageRef {}
 
 impl PageRef {
-    /// A reference to the page of kernel memory at `address`: vmlinux's
-    /// image, module memory or the direct map (`ENXIO` for anything
-    /// else). It keeps the
-    /// page after the memory is freed (a module's, at its unload).
+    /// A reference to the page at `address`, which must be a counter page
+    /// of `object` (`ProfiledObject::is_counter_page`: `EFAULT` if not,
+    /// whatever the caller computed, so that no slip of a layout hands
+    /// other kernel memory to a mapping), in vmlinux's image, module memory
+    /// or the direct map (`ENXIO` if no page is found). It keeps the page
+    /// after the memory is freed (a module's, at its unload).
     ///
     /// # Safety
     ///
-    /// `address` is mapped for the call.
-    pub(crate) unsafe fn of_memory(address: usize) -> Result<Self> {
-        // SAFETY: `address` is mapped (the function's contract);
-        // `kpgo_get_page_of` takes a reference if it finds a page.
+    /// `object`'s counter memory is mapped for the call.
+    pub(crate) unsafe fn of_counter_page(object: &ProfiledObject, address: usize) -> Result<Self> {
+        let page_size = PageSize::new(kernel::page::PAGE_SIZE).ok_or(EINVAL)?;
+        if !object.is_counter_page(address, page_size) {
+            return Err(EFAULT);
+        }
+        // SAFETY: `address` is a page of `object`'s counter memory, which
+        // is mapped (the function's contract); `kpgo_get_page_of` takes a
+        // reference if it finds a page that is in use.
         let page = unsafe { kpgo_get_page_of(address as *const c_void) };
         // INVARIANT: the reference just taken.
         ptr::NonNull::new(page).map(Self).ok_or(ENXIO)
@@ -168,7 +178,7 @@ unsafe impl Sync for FilePages {}
 
 impl FilePages {
     /// The pages of a file of `len` bytes, in order: `live` first with
-    /// the live pages (each `PageRef::of_memory` of memory written only
+    /// the live pages (each `PageRef::of_counter_page` of memory written only
     /// by kernel code and atomics), then `copies` for the other indexes,
     /// in order. `EINVAL` if the counts do not fit.
     pub(crate) fn new(

@@ -82,9 +82,9 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
                     if let Some(pages) = pages.filter(|_| sink.position() == len) {
                         for nth in 0..live.len() {
                             let address = pages.memory + nth * PAGE_SIZE;
-                            // SAFETY: a page of `pages`, in this object's memory
-                            // (`pages_of_current_set`), mapped while `section` is.
-                            let page = unsafe { PageRef::of_memory(address) }?;
+                            // SAFETY: the object's counter memory is mapped while
+                            // `section` is.
+                            let page = unsafe { PageRef::of_counter_page(object, address) }?;
                             // Within the capacity: no allocation here.
                             live_pages.push(page, GFP_NOWAIT)?;
                         }

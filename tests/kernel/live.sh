@@ -77,6 +77,9 @@ for object in vmlinux a; do
 	mem=$(value mem_write_errno "$map")
 	check "$object: a write through /proc/self/mem is refused (errno ${mem:-?})" \
 		test -n "$mem" -a "${mem:-0}" != 0 -a "${mem:-0}" != -1
+	mem=$(value mem_read_errno "$map")
+	check "$object: a read through /proc/self/mem is refused: get_user_pages() does not reach the pages (errno ${mem:-?}, want 5)" \
+		test "$mem" = 5
 	check "$object: SEEK_END is the size ($(value seek_end "$map"))" \
 		test "$(value seek_end "$map")" = "$size"
 	check "$object: the mapping's pages can be zapped (truncate: $(value zap_errno "$map")) and come back" \

@@ -11,8 +11,10 @@
  * gives, the end lseek(2) finds and the bytes read(2) gives, and the errno
  * of what must be refused (0 where it was not): a private writable or an
  * executable mapping, mprotect(2) to write or execute, a write through
- * /proc/self/mem, a mapping past the end or at an offset past it.
-  */
+ * /proc/self/mem, a mapping past the end or at an offset past it, and a
+ * read through /proc/self/mem (get_user_pages(), which must not reach the
+ * pages: a module's may be not-present in the direct map at its unload).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -48,7 +50,7 @@ int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct stat st;
-	char *map, *copy;
+	char *map, *copy, byte;
 	size_t len, got = 0;
 	void *refused;
 	pid_t pid;
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
 	mem = open("/proc/self/mem", O_RDWR);
 	printf("mem_write_errno=%d\n",
 	       mem < 0 ? -1 : pwrite(mem, "x", 1, (off_t)(uintptr_t)map) == 1 ? 0 : errno);
+	printf("mem_read_errno=%d\n",
+	       mem < 0 ? -1 : pread(mem, &byte, 1, (off_t)(uintptr_t)map) == 1 ? 0 : errno);
 	refused = mmap(NULL, len + 2 * page, PROT_READ, MAP_PRIVATE, fd, 0);
 	printf("past_end_map_errno=%d\n", refused == MAP_FAILED ? errno : 0);
 	refused = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd,
