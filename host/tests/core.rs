@@ -1015,6 +1015,41 @@ fn only_the_objects_counter_pages_are_taken() {
     }
 }
 
+/// A module's sections written at run time must lie in its writable data
+/// (`ProfiledObject::unwritable_section`): the first one outside is named.
+#[test]
+fn sections_written_at_run_time_must_be_writable() {
+    let mut rng = Rng::new(53);
+    let fake = FakeObject::new(
+        ALL_VERSIONS[0],
+        random_shapes(&mut rng, 12),
+        23,
+        8,
+        notes_with_build_id(&[7; 20]),
+    );
+    let object = fake.object();
+    let s = object.sections();
+    assert!(!s.counters.is_empty() && !s.values.is_empty() && !s.vnodes.is_empty());
+    assert_eq!(object.unwritable_section(&(0..u64::MAX)), None);
+    assert_eq!(object.unwritable_section(&(0..0)), Some("counters"));
+    let only = |r: &SectionRange| r.start() as u64..r.start() as u64 + r.len() as u64;
+    let after_counters = if s.bitmap.is_empty() {
+        "value sites"
+    } else {
+        "bitmap"
+    };
+    assert_eq!(
+        object.unwritable_section(&only(&s.counters)),
+        Some(after_counters)
+    );
+    let counters = only(&s.counters);
+    assert_eq!(
+        object.unwritable_section(&(counters.start..counters.end - 1)),
+        Some("counters"),
+        "one byte short"
+    );
+}
+
 #[test]
 fn live_pages_are_mapped_only_inside_the_counters_own_pages() {
     let at = |address: usize| address as *mut u8;

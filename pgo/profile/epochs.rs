@@ -8,8 +8,13 @@
 //! the same size (set 1, `Sections::spare_counters`), with the bias 0 or
 //! the distance between them. A switch points the bias at the other set,
 //! waits until no update can still be on its way with the old bias except
-//! late ones (the runtime's wait), and closes the set it left: that set's
-//! counts are then a consistent cut, the epoch's.
+//! late ones (the runtime's wait), and closes the set it left, reading it
+//! counter by counter. That is not a consistent cut: a late update that
+//! lands while the close reads (see below; idle and kthread loops, which
+//! RCU Tasks does not wait for, make them too) goes to this epoch if its
+//! counter is read after it, else to the next, so one function's counters
+//! can be split across two epochs. What holds is that every update is in
+//! exactly one epoch and the epochs add up to the profile.
 //!
 //! An instrumented function loads the bias at its entry, so an activation
 //! that sleeps in a call across a switch updates the old set when it

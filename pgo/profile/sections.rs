@@ -497,6 +497,35 @@ impl ProfiledObject {
         Ok(())
     }
 
+    /// The first of the sections that are written at run time (counters,
+    /// their spare set and bias, bitmap, site heads, node pool) that does
+    /// not lie wholly in `writable` (addresses), by name; `None` if all
+    /// do. A module's must be in its writable data: a section that lost
+    /// `SHF_WRITE` is laid out with the read-only data, and the first write
+    /// to it (the bias when the module is registered, its counter updates
+    /// after a switch, a value node) would fault.
+    pub fn unwritable_section(&self, writable: &core::ops::Range<u64>) -> Option<&'static str> {
+        let s = &self.sections;
+        [
+            ("counters", &s.counters),
+            ("spare counters", &s.spare_counters),
+            ("counter bias", &s.counter_bias),
+            ("bitmap", &s.bitmap),
+            ("value sites", &s.values),
+            ("value nodes", &s.vnodes),
+        ]
+        .into_iter()
+        .find(|(_, range)| {
+            let start = range.start() as u64;
+            let inside = start >= writable.start
+                && start
+                    .checked_add(range.len() as u64)
+                    .is_some_and(|end| end <= writable.end);
+            !range.is_empty() && !inside
+        })
+        .map(|(name, _)| name)
+    }
+
     /// Counts functions, counters, value sites and node usage.
     pub fn stats(&self) -> Stats {
         let mut stats = Stats {

@@ -27,6 +27,11 @@ only.
   ko_edit.py corrupt-counters IN.ko OUT.ko FUNCTION (--to SYMBOL | --addend N)
       The same for the record's CounterPtr (offset 16, relative to the
       record), so that it names counters outside __llvm_prf_cnts.
+
+  ko_edit.py read-only IN.ko OUT.ko SECTION
+      Clears SHF_WRITE of the section SECTION (e.g. __llvm_prf_vnds), as a
+      mis-built or edited module would have it: the loader then lays it
+      out with the read-only data, which is read-only from COMING on.
 """
 import argparse
 import hashlib
@@ -205,6 +210,19 @@ def corrupt_field(elf, field, function, to_symbol, addend):
           f"{symbols[sym][1] or section} + {old_addend:#x}")
 
 
+SHF_WRITE = 1
+
+
+def read_only(elf, name):
+    index = elf.section(name)
+    at = elf.shoff + index * elf.shentsize + 8
+    (flags,) = struct.unpack_from("<Q", elf.data, at)
+    if not flags & SHF_WRITE:
+        raise SystemExit(f"{name} is read-only already")
+    struct.pack_into("<Q", elf.data, at, flags & ~SHF_WRITE)
+    print(f"{name}: flags {flags:#x} -> {flags & ~SHF_WRITE:#x} (SHF_WRITE cleared)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +233,10 @@ def main():
     p = commands.add_parser("other-kernel")
     p.add_argument("input")
     p.add_argument("output")
+    p = commands.add_parser("read-only")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("section")
     for field in ("values", "counters"):
         p = commands.add_parser(f"corrupt-{field}")
         p.add_argument("input")
@@ -230,6 +252,8 @@ def main():
         rename(elf, args.name)
     elif args.command == "other-kernel":
         other_kernel(elf)
+    elif args.command == "read-only":
+        read_only(elf, args.section)
     else:
         corrupt_field(elf, args.command.split("-")[1], args.function, args.to, args.addend)
     with open(args.output, "wb") as f:

@@ -141,6 +141,17 @@ rmmod pgo_corrupt_cnts
 mark "corrupt-cnts end"
 step corrupt-cnts
 
+# 4b'. A value-node pool without SHF_WRITE (read-only memory from COMING
+#      on): refused, so that no hook writes a node there; the module runs.
+mark "corrupt-vnds start"
+insmod $k/corrupt/pgo_corrupt_vnds.ko
+ls -ln $pgo >$r/ls-corrupt-vnds
+cat /sys/kernel/debug/pgo_corrupt_vnds/run >/dev/null
+cat /sys/kernel/debug/pgo_corrupt_vnds/run >$r/corrupt-vnds-ran
+rmmod pgo_corrupt_vnds
+mark "corrupt-vnds end"
+step corrupt-vnds
+
 # 4c. Kprobes: the hooks and the Rust functions they call are refused as
 #     probe points (NOKPROBE_SYMBOL, .kprobes.text); kpgo's other code is
 #     not. Each line: the symbol, 0 if the probe was accepted, and

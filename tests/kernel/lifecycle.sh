@@ -7,8 +7,9 @@
 #   paths   failure paths, 2 CPUs: an init that fails (100 loads), timers,
 #           delayed and async work across unload, modules named vmlinux,
 #           all, and two .ko files with one name, corrupted Values and
-#           CounterPtr fields (tests/kernel/ko_edit.py) that must be
-#           refused with nothing written.
+#           CounterPtr fields and a value-node pool without SHF_WRITE
+#           (tests/kernel/ko_edit.py) that must be refused with nothing
+#           written.
 #   faults  fault injection at load and unload (fail-nth over the whole
 #           load path, then over kpgo's own allocations, then failslab
 #           with a probability), each attempt judged, then an exact load.
@@ -68,6 +69,8 @@ edit rename "$moddir/corrupt/far.ko" "$moddir/corrupt/pgo_corrupt_far.ko" pgo_co
 edit corrupt-counters "$moddir/pgo_test_corrupt.ko" "$moddir/corrupt/cnts.ko" \
 	pgo_test_corrupt_victim --to pgo_test_corrupt_target
 edit rename "$moddir/corrupt/cnts.ko" "$moddir/corrupt/pgo_corrupt_cnts.ko" pgo_corrupt_cnts
+edit read-only "$moddir/pgo_test_corrupt.ko" "$moddir/corrupt/vnds.ko" __llvm_prf_vnds
+edit rename "$moddir/corrupt/vnds.ko" "$moddir/corrupt/pgo_corrupt_vnds.ko" pgo_corrupt_vnds
 cat "$moddir/edits.log"
 
 for program in "$here/guest/fail_nth.c" "$here/guest/getpid_loop.c" "$root/bench/guest/syscalls.c"; do

@@ -318,6 +318,14 @@ def paths(r, console):
           len(not_profiled(lines, "pgo_corrupt_cnts")) == 1
           and "pgo_corrupt_cnts.profraw" not in read(r / "ls-corrupt-cnts"),
           "; ".join(lines[-5:]))
+    lines = between(console, "corrupt-vnds start", "corrupt-vnds end")
+    refusal = [line for line in not_profiled(lines, "pgo_corrupt_vnds")
+               if "value nodes not in the module's writable data" in line]
+    check("a value-node pool without SHF_WRITE is refused with one log line naming it, "
+          "no file, and the module's value sites run", len(refusal) == 1
+          and "pgo_corrupt_vnds.profraw" not in read(r / "ls-corrupt-vnds")
+          and r.joinpath("corrupt-vnds-ran").exists() and reached(r, "corrupt-vnds"),
+          "; ".join(lines[-5:]))
     lines = between(console, "corrupt-far start", "corrupt-far end")
     check("a Values pointer 1 MiB outside __llvm_prf_vals is refused with one log line, "
           "no file", len(not_profiled(lines, "pgo_corrupt_far")) == 1

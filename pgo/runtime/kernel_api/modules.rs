@@ -111,6 +111,13 @@ pub(crate) trait ModuleExt {
     /// clears its init memory's `base` and `size` while kpgo may look.
     unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>);
 
+    /// The addresses of the module's writable data (`MOD_DATA`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::text`].
+    unsafe fn data(&self) -> core::ops::Range<u64>;
+
     /// Whether the module has PGO sections (was built with
     /// `-fprofile-generate`).
     fn is_instrumented(&self) -> bool;
@@ -136,23 +143,18 @@ impl ModuleExt for Module<'_> {
     }
 
     unsafe fn text(&self) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
-        let range = |kind: bindings::mod_mem_type| {
-            // SAFETY: a valid `struct module` (`Module`), `kind` indexes `mem`, which nothing
-            // writes (COMING: the caller's contract); two fields read, no reference.
-            let (base, size) = unsafe {
-                let mem = ptr::addr_of!((*self.as_ptr()).mem[kind as usize]);
-                (
-                    ptr::addr_of!((*mem).base).read_volatile(),
-                    ptr::addr_of!((*mem).size).read_volatile(),
-                )
-            };
-            let start = base as u64;
-            start..start.saturating_add(u64::from(size))
-        };
-        (
-            range(bindings::mod_mem_type_MOD_TEXT),
-            range(bindings::mod_mem_type_MOD_INIT_TEXT),
-        )
+        // SAFETY: the caller's contract.
+        unsafe {
+            (
+                mem_range(self, bindings::mod_mem_type_MOD_TEXT),
+                mem_range(self, bindings::mod_mem_type_MOD_INIT_TEXT),
+            )
+        }
+    }
+
+    unsafe fn data(&self) -> core::ops::Range<u64> {
+        // SAFETY: the caller's contract.
+        unsafe { mem_range(self, bindings::mod_mem_type_MOD_DATA) }
     }
 
     fn is_instrumented(&self) -> bool {
@@ -190,6 +192,25 @@ impl ModuleExt for Module<'_> {
         // counters, bitmap, heads, nodes: module code and atomics only; the rest: before COMING.
         unsafe { ProfiledObject::new_checked(sections, version_word) }
     }
+}
+
+/// The addresses of the module's memory of `kind`.
+///
+/// # Safety
+///
+/// The module is COMING (see [`ModuleExt::text`]).
+unsafe fn mem_range(module: &Module<'_>, kind: bindings::mod_mem_type) -> core::ops::Range<u64> {
+    // SAFETY: a valid `struct module` (`Module`), `kind` indexes `mem`, which nothing
+    // writes (COMING: the caller's contract); two fields read, no reference.
+    let (base, size) = unsafe {
+        let mem = ptr::addr_of!((*module.as_ptr()).mem[kind as usize]);
+        (
+            ptr::addr_of!((*mem).base).read_volatile(),
+            ptr::addr_of!((*mem).size).read_volatile(),
+        )
+    };
+    let start = base as u64;
+    start..start.saturating_add(u64::from(size))
 }
 
 /// The module's PGO sections, as the loader recorded them.

@@ -144,6 +144,9 @@ enum Refusal {
     /// Its data records are outside the module area, which the hooks'
     /// map covers.
     OutsideArea,
+    /// A section written at run time is outside its writable data
+    /// (`ProfiledObject::unwritable_section`).
+    NotWritable(&'static str),
     /// An allocation or the debugfs file failed.
     Failed(Error),
 }
@@ -155,6 +158,9 @@ impl fmt::Display for Refusal {
             Refusal::NameLive => f.write_str("a module of this name is already profiled"),
             Refusal::Sections(error) => error.fmt(f),
             Refusal::OutsideArea => f.write_str("its __llvm_prf_data is outside the module area"),
+            Refusal::NotWritable(section) => {
+                write!(f, "{section} not in the module's writable data")
+            }
             Refusal::Failed(error) if *error == ENOMEM => f.write_str("out of memory"),
             Refusal::Failed(error) => write!(f, "registration failed ({error:?})"),
         }
@@ -498,6 +504,10 @@ impl Registry {
         let object = unsafe { module.profiled_object() }.map_err(Refusal::Sections)?;
         if !objects::in_module_area(&object) {
             return Err(Refusal::OutsideArea);
+        }
+        // SAFETY: as above, the module is COMING.
+        if let Some(section) = object.unwritable_section(&unsafe { module.data() }) {
+            return Err(Refusal::NotWritable(section));
         }
         object.set_values_per_site(vmlinux().values_per_site());
         // SAFETY: `register` is called by `module_coming` only, for the
