@@ -48,8 +48,15 @@ if grep -q '^config RUST_INLINE_HELPERS$' "$KPGO_TREE/lib/Kconfig.debug"; then
 	echo "RUST_INLINE_HELPERS=y gives: $(option CONFIG_RUST_INLINE_HELPERS), $(option CONFIG_PGO_CLANG)"
 	check "RUST_INLINE_HELPERS=y with PGO_CLANG=y is refused by configure-kernel (status $status)" \
 		bash -c "test $status -ne 0 && grep -q 'CONFIG_RUST_INLINE_HELPERS' '$out/inline-helpers.log'"
-	check "... PGO_CLANG is what goes: RUST_INLINE_HELPERS=y, PGO_CLANG off" \
-		bash -c "grep -qx CONFIG_RUST_INLINE_HELPERS=y '$KPGO_TREE/.config' && ! grep -qx CONFIG_PGO_CLANG=y '$KPGO_TREE/.config'"
+	# It needs rustc's and clang's LLVM to match (RUSTC_CLANG_LLVM_COMPATIBLE):
+	# with another toolchain's (TOOLCHAIN=llvm-23) it is what goes.
+	if grep -qx CONFIG_RUSTC_CLANG_LLVM_COMPATIBLE=y "$KPGO_TREE/.config"; then
+		check "... PGO_CLANG is what goes: RUST_INLINE_HELPERS=y, PGO_CLANG off" \
+			bash -c "grep -qx CONFIG_RUST_INLINE_HELPERS=y '$KPGO_TREE/.config' && ! grep -qx CONFIG_PGO_CLANG=y '$KPGO_TREE/.config'"
+	else
+		check "... rustc's and clang's LLVM differ: RUST_INLINE_HELPERS is what goes, PGO_CLANG stays" \
+			bash -c "! grep -qx CONFIG_RUST_INLINE_HELPERS=y '$KPGO_TREE/.config' && grep -qx CONFIG_PGO_CLANG=y '$KPGO_TREE/.config'"
+	fi
 fi
 
 # Without modules (and what needs them: lib.sh's no_modules_fragment).
@@ -86,7 +93,8 @@ if [[ $(raw_version RUSTC) != "$(raw_version CLANG)" ]]; then
 	status=0
 	configure "$out/reloc.config" >"$out/reloc.log" 2>&1 || status=$?
 	check "... with counter relocation (configured, status $status): not apart" \
-		grep -qx '# CONFIG_PGO_CLANG_RUST_APART is not set' "$KPGO_TREE/.config"
+		bash -c "grep -qx CONFIG_PGO_CLANG_COUNTER_RELOCATION=y '$KPGO_TREE/.config' &&
+			! grep -q '^CONFIG_PGO_CLANG_RUST_APART=y' '$KPGO_TREE/.config'"
 	MAKEFLAGS= "$root/scripts/kmake" -s pgo-rust-raw-version >"$out/reloc-message.log" 2>&1 || true
 	check "... and the build says that Rust is built without PGO, and that counter relocation is why" \
 		grep -q "warning: PGO: .* Rust code is built without PGO; without CONFIG_PGO_CLANG_COUNTER_RELOCATION it would be profiled apart" \

@@ -103,7 +103,7 @@ for m in pgo_test_a pgo_test_b pgo_test_initfail pgo_test_async pgo_test_corrupt
 	files+=(--file "$moddir/$m.ko")
 done
 for ko in "$moddir"/named/*.ko; do files+=(--file "$ko:/kpgo/named/${ko##*/}"); done
-for ko in pgo_test_corrupt pgo_corrupt_far pgo_corrupt_cnts; do
+for ko in pgo_test_corrupt pgo_corrupt_far pgo_corrupt_cnts pgo_corrupt_vnds; do
 	files+=(--file "$moddir/corrupt/$ko.ko:/kpgo/corrupt/$ko.ko")
 done
 for program in fail_nth getpid_loop syscalls; do files+=(--file "$guest_bin/$program"); done
