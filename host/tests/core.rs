@@ -981,9 +981,6 @@ fn a_live_profile_without_counters_has_no_page() {
     assert_eq!((word_at(4), word_at(6)), (0, 0), "no padding");
 }
 
-/// Pages may be mapped only if they lie inside the counters' own pages
-/// (`Sections::counter_pages`): a page that starts before the counters,
-/// or ends past their padding, holds other data.
 /// Each page a live file takes is checked to be counter memory of its
 /// object (`ProfiledObject::is_counter_page`), whatever the layout said:
 /// the page after the counters, the one before, and any unaligned or
@@ -1050,6 +1047,9 @@ fn sections_written_at_run_time_must_be_writable() {
     );
 }
 
+/// Pages may be mapped only if they lie inside the counters' own pages
+/// (`Sections::counter_pages`): a page that starts before the counters,
+/// or ends past their padding, holds other data.
 #[test]
 fn live_pages_are_mapped_only_inside_the_counters_own_pages() {
     let at = |address: usize| address as *mut u8;
