@@ -28,7 +28,12 @@ fn range_of<T>(v: &[T]) -> SectionRange {
 
 impl Relocated {
     fn new() -> Self {
-        let fake = FakeObject::new(V10, two_functions(3), 20, 8, Vec::new());
+        Self::with_first(3)
+    }
+
+    /// With `first` counters in its first function.
+    fn with_first(first: usize) -> Self {
+        let fake = FakeObject::new(V10, two_functions(first), 20, 8, Vec::new());
         let n = fake.counters.len();
         Self {
             fake,
@@ -87,7 +92,7 @@ impl Relocated {
 
 /// The counts of a profile written by `write`.
 fn profile_counts(r: &Relocated, object: &ProfiledObject) -> Vec<u64> {
-    let mut buf = vec![0u8; 1 << 16];
+    let mut buf = vec![0u8; 1 << 20];
     let len = serialize(object, &mut buf).unwrap();
     r.counters(&buf[..len])
 }
@@ -98,7 +103,7 @@ fn epoch_counts(object: &ProfiledObject) -> Vec<u64> {
         write_finished_epoch(object, &mut sink).is_err(),
         "an empty sink overflows"
     );
-    let mut buf = vec![0u8; 1 << 16];
+    let mut buf = vec![0u8; 1 << 20];
     let mut sink = kpgo::profile::sink::SliceSink::new(&mut buf);
     write_finished_epoch(object, &mut sink).unwrap();
     let len = kpgo::profile::sink::Sink::position(&sink);
@@ -163,6 +168,47 @@ fn epochs_carry_boot_counts_and_count_late_updates() {
     object.point_bias_at(1);
     assert!(object.close_epoch(3, 0, || {}));
     assert_eq!(object.stable_finished_epoch(), Some(3));
+}
+
+/// An epoch is not a consistent cut: the close reads the set it left
+/// counter by counter (pausing every 8,192 counters: `PAUSE_EVERY`), and
+/// a late update (through the bias loaded before the switch) that lands
+/// meanwhile goes to this epoch if its counter is read after it, else to
+/// the next. So one function's counts are split across two epochs; every
+/// update is still in exactly one, and the epochs add up to the profile.
+#[test]
+fn a_late_update_during_the_close_can_split_a_function_across_epochs() {
+    const READ_BEFORE_PAUSE: usize = 8191;
+    let r = Relocated::with_first(READ_BEFORE_PAUSE + 16);
+    let object = r.object(true);
+    let (early, late) = (0, READ_BEFORE_PAUSE + 8);
+    let old_bias = r.load_bias();
+    let left = object.current_set();
+    object.prepare_epoch(1, 1 - left, || {});
+    object.point_bias_at(1 - left);
+    let mut paused = 0;
+    assert!(object.close_epoch(1, left, || {
+        // The first function's counter `early` is read, `late` is not.
+        r.update(early, old_bias);
+        r.update(late, old_bias);
+        paused += 1;
+    }));
+    assert_eq!(
+        paused, 1,
+        "the close paused once, inside the first function"
+    );
+    let first = epoch_counts(&object);
+    assert_eq!(
+        (first[early], first[late]),
+        (0, 1),
+        "epoch 1 has one of the two"
+    );
+    switch(&object, 2, || {});
+    let second = epoch_counts(&object);
+    assert_eq!((second[early], second[late]), (1, 0), "epoch 2 the other");
+    let total = profile_counts(&r, &object);
+    assert_eq!((total[early], total[late]), (1, 1), "the epochs add up");
+    assert_eq!(object.epoch_figures().late_total, 1, "the one counted late");
 }
 
 /// Random updates, current and late, and switches: every epoch's counts
