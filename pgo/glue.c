@@ -102,6 +102,15 @@ EXPORT_SYMBOL(__scoped_seqlock_bug);
 #endif
 #endif
 
+#ifdef CONFIG_PGO_CLANG_RUST_APART
+/*
+ * The version word of the Rust objects built into vmlinux, whose records
+ * are apart: kbuild renames theirs (a COMDAT) to this. This weak one, 0,
+ * stands in when none is instrumented, and kpgo then serves nothing apart.
+ */
+u64 __llvm_profile_raw_version_rust __weak;
+#endif
+
 #ifdef CONFIG_PGO_CLANG_COUNTER_RELOCATION
 /*
  * vmlinux's counter bias: the one definition that the weak hidden copy in

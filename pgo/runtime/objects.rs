@@ -112,7 +112,8 @@ static VMLINUX_RUST: ProfiledObject =
     // SAFETY: as for `VMLINUX`: sections of vmlinux itself, which the
     // linker script places (`__llvm_prf_data_rust` with the records,
     // `__llvm_prf_vnds_rust` with the node pools), and the Rust objects'
-    // version word, which the linker keeps once.
+    // version word, which the linker keeps once (glue.c's weak 0 if no
+    // built-in Rust object is instrumented).
     unsafe {
         ProfiledObject::new(
             Sections {

@@ -736,6 +736,10 @@ fn add_vmlinux_rust(registry: &Registry) {
     let Some(rust) = vmlinux_rust() else {
         return;
     };
+    // No built-in Rust object is instrumented (glue.c's weak word, 0).
+    if rust.sections().data.is_empty() {
+        return;
+    }
     if let Err(error) = rust.version() {
         pr_err!(
             "vmlinux's Rust records: {}; not exposed\n",
