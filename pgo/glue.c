@@ -37,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/seqlock.h>
+#include <linux/srcu.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
 #include <linux/zlib.h>
@@ -248,6 +249,29 @@ struct dentry *kpgo_debugfs_create_file(const char *name, umode_t mode,
 	return debugfs_create_file(name, mode, parent, data, fops);
 }
 
+/*
+ * Readers of modules' profiles (debugfs reads, live layouts, epoch
+ * passes) hold an SRCU read-side section, which may sleep: over a module
+ * of a million counters they reschedule every few thousand, and a
+ * module's unload waits for them (runtime/kernel_api.rs, ReadSection).
+ */
+DEFINE_STATIC_SRCU(kpgo_read_srcu);
+
+int kpgo_read_section_enter(void)
+{
+	return srcu_read_lock(&kpgo_read_srcu);
+}
+
+void kpgo_read_section_exit(int index)
+{
+	srcu_read_unlock(&kpgo_read_srcu, index);
+}
+
+void kpgo_wait_for_read_sections(void)
+{
+	synchronize_srcu(&kpgo_read_srcu);
+}
+
 /* Between two chunks of a long profile serialization. */
 void kpgo_cond_resched(void)
 {
@@ -427,10 +451,12 @@ NOKPROBE_SYMBOL(kpgo_hook_exit);
  * A module's GOING notification waits for every hook and read section
  * that may still use the module's descriptor or memory: since the RCU
  * flavours were consolidated (v4.20), synchronize_rcu() waits for
- * RCU-sched readers, the hooks' sections, too.
+ * RCU-sched readers, the hooks' sections, too; the read sections are
+ * kpgo_read_srcu's.
  */
 void kpgo_wait_for_readers(void)
 {
+	synchronize_srcu(&kpgo_read_srcu);
 	synchronize_rcu();
 }
 

@@ -42,6 +42,9 @@ struct dentry *kpgo_debugfs_create_file(const char *name, umode_t mode,
 					struct dentry *parent, void *data,
 					const struct file_operations *fops);
 void kpgo_cond_resched(void);
+int kpgo_read_section_enter(void);
+void kpgo_read_section_exit(int index);
+void kpgo_wait_for_read_sections(void);
 bool kpgo_fatal_signal_pending(void);
 size_t kpgo_inflate_workspace_size(void);
 long kpgo_inflate(const void *in, size_t in_len, void *out, size_t out_len,

@@ -116,6 +116,23 @@ kernel-reloc:
 check-reloc: kernel-reloc
 	$(KPGO_REPO)/tests/kernel/reloc.sh
 
+# The relocation kernel with the timerlat tracer
+# (scripts/configs/latency.config), in KPGO_BUILD/linux-latency, and
+# tests/kernel/latency.sh on it: a generated module of about a million
+# counters, read, mapped and switched with timerlat watching one CPU, for
+# every preemption model the release offers at boot (6.12: none and
+# voluntary too). About 20 minutes on 2 cores with a cold build.
+KPGO_KERNEL_TREE_LATENCY := $(KPGO_BUILD)/linux-latency
+.PHONY: kernel-latency check-latency
+kernel-latency:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_LATENCY),$(KPGO_TEST_FRAGMENTS) --fragment \
+		$(KPGO_REPO)/scripts/configs/counter-relocation.config --fragment \
+		$(KPGO_REPO)/scripts/configs/preempt-dynamic.config --fragment \
+		$(KPGO_REPO)/scripts/configs/latency.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_LATENCY) $(KPGO_REPO)/scripts/kmake
+check-latency: kernel-latency
+	KPGO_TREE=$(KPGO_KERNEL_TREE_LATENCY) $(KPGO_REPO)/tests/kernel/latency.sh
+
 # The test kernel with sampled instrumentation
 # (scripts/configs/sampling.config), in KPGO_BUILD/linux-sampled: it needs
 # LLVM 21 or later (kernel/pgo/Kconfig), so TOOLCHAIN=llvm-22.

@@ -3,8 +3,9 @@
 //! Counters in a region that survives a warm reboot (`profile::persist`):
 //! a fake relocated object moves its sets into a region, counts, "reboots"
 //! (a new object of the same build, the same region), and the new boot
-//! serves the old one's counts; another build, a damaged header or a
-//! region too small change nothing they should not.
+//! serves the old one's counts; another build, a damaged header or
+//! damaged counts, random regions or a region too small change nothing
+//! they should not.
 
 mod fake;
 
@@ -210,6 +211,7 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
         previous.map(|(previous, _)| previous),
         Ok(Previous::Served {
             end: End::Panic,
+            sealed: true,
             generation: 1,
             started: WallTime(1_796_412_900),
             ended: WallTime(1_796_412_942),
@@ -237,6 +239,7 @@ fn the_next_boot_serves_the_counts_of_the_one_before() {
         previous.map(|(previous, _)| previous),
         Ok(Previous::Served {
             end: End::Running,
+            sealed: false,
             generation: 2,
             started: WallTime(0),
             ended: WallTime(0),
@@ -397,4 +400,223 @@ fn refusals_change_nothing() {
     let result = unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) };
     assert_eq!(result, Err(PersistError::AlreadyAttached));
     untouched(0);
+}
+
+/// The header's summed bytes: all but the checksum (16..24), the end and
+/// times (24..48) and the seal (176..184), as `persist::Header` lays them.
+const HEADER: usize = 184;
+
+/// A header's checksum, as the runtime computes it.
+fn header_checksum(header: &[u8]) -> u64 {
+    let mut copy = header[..HEADER].to_vec();
+    copy[16..48].fill(0);
+    copy[176..184].fill(0);
+    copy.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+fn set_word(bytes: &mut [u8], at: usize, word: u64) {
+    bytes[at..at + 8].copy_from_slice(&word.to_ne_bytes());
+}
+
+/// xorshift64*: reproducible random bytes without a crate.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn fill(&mut self, bytes: &mut [u8]) {
+        bytes.iter_mut().for_each(|byte| *byte = self.next() as u8);
+    }
+}
+
+/// A boot of build-a that counted and panicked, with `late` updates
+/// after the seal (the rest of the panic): the region's bytes, and the
+/// counts since reset at the seal.
+fn crashed_region(late: bool) -> (Region, Vec<u64>) {
+    let region = Region::new(needed());
+    let boot = Boot::new(b"build-a");
+    let object = boot.object();
+    // SAFETY: the region outlives the object; nothing else runs.
+    unsafe { object.persist_in(region.start, region.len, PAGE, |_, _| {}) }.unwrap();
+    for k in [0, 1, 1, 4, 4, 4] {
+        boot.update(k);
+    }
+    object.reset().unwrap();
+    for k in [1, 3, 4, 4] {
+        boot.update(k);
+    }
+    let at_seal = profile_counts(&object);
+    object.mark_end(End::Panic, 1_796_412_942);
+    if late {
+        boot.update(2);
+        boot.update(4);
+    }
+    (region, at_seal)
+}
+
+/// What the next boot of build-a finds in `bytes` (as a region of its
+/// own, with guard bytes after it that must stay untouched), with the
+/// counts it serves.
+fn next_boot_finds(bytes: &[u8]) -> (Previous, Option<Vec<u64>>) {
+    let guard = PAGE;
+    let mut region = Region::new(bytes.len() + guard);
+    region.bytes()[..bytes.len()].copy_from_slice(bytes);
+    region.bytes()[bytes.len()..].fill(0x3c);
+    let boot = Boot::new(b"build-a");
+    let object = boot.object();
+    // SAFETY: the region outlives the object; nothing else runs.
+    let found = unsafe { object.persist_in(region.start, bytes.len(), PAGE, |_, _| {}) };
+    let (previous, used) = found.expect("a region of the right size is taken");
+    assert_eq!(used, bytes.len());
+    assert!(
+        region.bytes()[bytes.len()..].iter().all(|&b| b == 0x3c),
+        "nothing written past the region"
+    );
+    let served = previous_counts(&object).ok();
+    assert_eq!(
+        served.is_some(),
+        matches!(previous, Previous::Served { .. })
+    );
+    (previous, served)
+}
+
+/// The counts are sealed at the end: updates after it (the panicking CPU
+/// keeps counting) are not served and do not break the seal.
+#[test]
+fn a_panic_seals_the_counts_it_had() {
+    let (region, at_seal) = crashed_region(true);
+    let (previous, served) = next_boot_finds(&region.copy());
+    assert!(
+        matches!(
+            previous,
+            Previous::Served {
+                sealed: true,
+                end: End::Panic,
+                ..
+            }
+        ),
+        "{previous:?}"
+    );
+    assert_eq!(served.unwrap(), at_seal);
+    assert_eq!(at_seal, [0, 1, 0, 1, 2]);
+}
+
+/// Any damage to the sealed counts or to the seal refuses the profile;
+/// damage to the sets after the seal changes nothing served.
+#[test]
+fn damaged_sealed_counts_are_refused() {
+    let (region, at_seal) = crashed_region(false);
+    let bytes = region.copy();
+    let layout = RegionLayout::of(&Boot::new(b"build-a").object(), PAGE).unwrap();
+    let n = at_seal.len();
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    for round in 0..2000 {
+        let mut damaged = bytes.clone();
+        let at = match round % 3 {
+            0 => layout.sealed + random.below(8 * n),
+            1 => 176 + random.below(8),
+            _ => layout.sets[random.below(2)] + random.below(8 * n),
+        };
+        damaged[at] ^= 1 << random.below(8);
+        let (previous, served) = next_boot_finds(&damaged);
+        if round % 3 == 2 {
+            assert_eq!(served.as_deref(), Some(&at_seal[..]), "byte {at}");
+        } else {
+            assert_eq!(previous, Previous::Damaged, "byte {at}");
+        }
+    }
+    // Damage a word-wise FNV-1a misses: bit 63 of two sealed counts, of a
+    // count and the seal, of a count and the end time; and the start time.
+    let count_at = |k: usize| layout.sealed + 8 * k + 7;
+    for pair in [
+        [count_at(0), count_at(3)],
+        [count_at(1), 176 + 7],
+        [count_at(4), 40 + 7],
+        [32, 32],
+    ] {
+        let mut damaged = bytes.clone();
+        damaged[pair[0]] ^= 0x80;
+        if pair[1] != pair[0] {
+            damaged[pair[1]] ^= 0x80;
+        }
+        let (previous, _) = next_boot_finds(&damaged);
+        assert_eq!(previous, Previous::Damaged, "bytes {pair:?}");
+    }
+    // A seal of 0 is no seal: the sets as they are, unchecked.
+    let mut unsealed = bytes.clone();
+    set_word(&mut unsealed, 176, 0);
+    let (previous, served) = next_boot_finds(&unsealed);
+    assert!(matches!(previous, Previous::Served { sealed: false, .. }));
+    assert_eq!(served.unwrap(), at_seal);
+}
+
+/// `persist_in` over random regions: random bytes; a whole header (its
+/// checksum recomputed) with random sizes, build id length, format and
+/// end; random sealed counts under a whole header. Nothing is written
+/// past the region, nothing panics, and only a header of this build and
+/// layout whose seal matches is served.
+#[test]
+fn random_regions_are_never_served_wrongly() {
+    let (region, at_seal) = crashed_region(false);
+    let bytes = region.copy();
+    let layout = RegionLayout::of(&Boot::new(b"build-a").object(), PAGE).unwrap();
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let mut kinds = [0usize; 4];
+    for round in 0..3000 {
+        let mut fuzzed = bytes.clone();
+        match round % 4 {
+            0 => random.fill(&mut fuzzed),
+            1 => {
+                // Sizes (56..112): one field, random or off by a little.
+                let field = 56 + 8 * random.below(7);
+                let old = word_at(&fuzzed, field);
+                let new = if random.below(2) == 0 {
+                    random.next()
+                } else {
+                    old.wrapping_add(1 + random.below(16) as u64)
+                };
+                set_word(&mut fuzzed, field, new);
+            }
+            2 => {
+                set_word(&mut fuzzed, 8, random.below(4) as u64);
+                set_word(&mut fuzzed, 24, random.below(5) as u64);
+            }
+            _ => random.fill(&mut fuzzed[layout.sealed..layout.len]),
+        }
+        if round % 4 != 0 {
+            let checksum = header_checksum(&fuzzed);
+            set_word(&mut fuzzed, 16, checksum);
+        }
+        let (previous, served) = next_boot_finds(&fuzzed);
+        match previous {
+            Previous::None => kinds[0] += 1,
+            Previous::Damaged => kinds[1] += 1,
+            Previous::OtherBuild(_) => kinds[2] += 1,
+            Previous::Served { .. } => {
+                kinds[3] += 1;
+                assert_eq!(
+                    served.as_deref(),
+                    Some(&at_seal[..]),
+                    "round {round} served other counts"
+                );
+            }
+        }
+    }
+    // Each kind of region was met (the seed is fixed).
+    assert!(kinds[0] > 0 && kinds[1] > 0 && kinds[3] > 0, "{kinds:?}");
 }

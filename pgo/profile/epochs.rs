@@ -57,11 +57,12 @@ pub const WORDS_PER_COUNTER: usize = 3;
 /// `sets`) are 8-byte aligned, at least as long as its counters, and
 /// share no byte with each other or any other range of the object.
 ///
-/// `sets`, `base`, `previous` and `region` are null, or were set once,
-/// together and before `words`, by `ProfiledObject::attach_region`: two
-/// sets of counter-page length, one boot-time count per counter, one
-/// previous count per counter (or null) that nothing writes any more, and
-/// a region header, all valid as long as the object.
+/// `sets`, `base`, `previous`, `sealed` and `region` are null, or were
+/// set once, together and before `words`, by
+/// `ProfiledObject::attach_region`: two sets of counter-page length, one
+/// boot-time count per counter, one previous count per counter (or null)
+/// that nothing writes any more, one sealed count per counter that only
+/// `persist` writes, and a region header, all valid as long as the object.
 pub struct Epochs {
     words: AtomicPtr<AtomicU64>,
     /// Where the two sets are when they are not the object's own
@@ -73,6 +74,8 @@ pub struct Epochs {
     base: AtomicPtr<AtomicU64>,
     /// The counts of the previous boot's kernel (`persist`).
     previous: AtomicPtr<AtomicU64>,
+    /// Where this boot's counts are sealed when it ends (`persist`).
+    sealed: AtomicPtr<AtomicU64>,
     /// The region's header (`persist`), where the end of the boot is
     /// marked.
     region: AtomicPtr<u8>,
@@ -86,13 +89,16 @@ pub struct Epochs {
     /// Late updates: found by the last switch, and since boot.
     late_last: AtomicU64,
     late_total: AtomicU64,
+    /// Resets of the zero words begun and ended: odd while one is under
+    /// way (a seqcount's sequence; `persist` seals only between two).
+    resets: AtomicU64,
 }
 
 impl Epochs {
     /// No accounting yet.
     pub const fn new() -> Self {
-        // INVARIANT: `words`, `sets`, `base`, `previous` and `region` are
-        // null.
+        // INVARIANT: `words`, `sets`, `base`, `previous`, `sealed` and
+        // `region` are null.
         Self {
             words: AtomicPtr::new(ptr::null_mut()),
             sets: [
@@ -101,12 +107,14 @@ impl Epochs {
             ],
             base: AtomicPtr::new(ptr::null_mut()),
             previous: AtomicPtr::new(ptr::null_mut()),
+            sealed: AtomicPtr::new(ptr::null_mut()),
             region: AtomicPtr::new(ptr::null_mut()),
             prepared: AtomicU64::new(0),
             finished_epoch: AtomicU64::new(0),
             closed_sums: [AtomicU64::new(0), AtomicU64::new(0)],
             late_last: AtomicU64::new(0),
             late_total: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
         }
     }
 }
@@ -228,14 +236,15 @@ impl ProfiledObject {
 
     /// Moves the object's sets into a region (`persist`): `sets`, with
     /// `base`, the boot-time counts read as part of set 0's, `previous`,
-    /// the previous boot's counts (or null), and `words`, the epochs'
-    /// words; `region` is its header. False, and nothing changes, if the
+    /// the previous boot's counts (or null), `sealed`, where the counts
+    /// are sealed at the end, and `words`, the epochs' words; `region` is
+    /// its header. False, and nothing changes, if the
     /// object has epoch words or a region already.
     ///
     /// # Safety
     ///
-    /// - Each of `sets` is as long as the object's counter pages; `base`
-    ///   and a non-null `previous` hold one `u64` per counter; `words`
+    /// - Each of `sets` is as long as the object's counter pages; `base`,
+    ///   `sealed` and a non-null `previous` hold one `u64` per counter; `words`
     ///   holds `WORDS_PER_COUNTER` zeroed `u64` per counter; `region` is
     ///   at least as long as the persist header (`persist::Header`).
     /// - All are valid for good, 8-byte aligned, and share no byte with
@@ -250,6 +259,7 @@ impl ProfiledObject {
         sets: [*mut u64; 2],
         base: *mut AtomicU64,
         previous: *mut AtomicU64,
+        sealed: *mut AtomicU64,
         words: *mut AtomicU64,
     ) -> bool {
         if self.has_epochs() || !self.epochs.region.load(Ordering::Acquire).is_null() {
@@ -261,6 +271,7 @@ impl ProfiledObject {
         self.epochs.sets[1].store(sets[1], Ordering::Release);
         self.epochs.base.store(base, Ordering::Release);
         self.epochs.previous.store(previous, Ordering::Release);
+        self.epochs.sealed.store(sealed, Ordering::Release);
         self.epochs.region.store(region, Ordering::Release);
         // SAFETY: the caller's zeroed words, `WORDS_PER_COUNTER` per
         // counter; the sets are as `attach_words_once` asks (the caller's
@@ -293,6 +304,18 @@ impl ProfiledObject {
         // SAFETY: one count per counter, valid as long as the object and
         // written no more (type invariant of `Epochs`).
         Some(unsafe { core::slice::from_raw_parts(previous, self.counter_words()) })
+    }
+
+    /// Where the counts are sealed at the end of the boot, if the object
+    /// has a region.
+    pub(crate) fn sealed_counts(&self) -> Option<&[AtomicU64]> {
+        let sealed = self.epochs.sealed.load(Ordering::Acquire);
+        if sealed.is_null() {
+            return None;
+        }
+        // SAFETY: one count per counter, valid as long as the object (type
+        // invariant of `Epochs`).
+        Some(unsafe { core::slice::from_raw_parts(sealed, self.counter_words()) })
     }
 
     /// Attaches `words` unless the object has some already.
@@ -483,10 +506,22 @@ impl ProfiledObject {
         let Some(words) = self.words() else {
             return false;
         };
+        // Odd while the words change (callers are serialized by the entry's
+        // writer); pairs with `resets_settled`.
+        self.epochs.resets.fetch_add(1, Ordering::AcqRel);
         for (k, zero) in words.zero.iter().enumerate() {
             zero.store(self.since_boot(k), Ordering::Relaxed);
         }
+        self.epochs.resets.fetch_add(1, Ordering::AcqRel);
         true
+    }
+
+    /// The resets' sequence, if no reset is under way: read before and
+    /// after reading counts since reset, which no reset tore if both are
+    /// the same `Some`.
+    pub(crate) fn resets_settled(&self) -> Option<u64> {
+        let resets = self.epochs.resets.load(Ordering::Acquire);
+        (resets % 2 == 0).then_some(resets)
     }
 
     fn since_boot(&self, k: usize) -> u64 {

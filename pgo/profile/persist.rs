@@ -15,18 +15,26 @@
 //!   files map them as they map the object's own;
 //! - the epoch words (`zero`, `taken`, `finished`; `epochs`);
 //! - `previous`: the previous boot's counts since its last reset, which
-//!   [`ProfiledObject::persist_in`] computes from that boot's areas
-//!   before it takes them over.
+//!   [`ProfiledObject::persist_in`] takes from that boot's areas before
+//!   it takes them over;
+//! - `sealed`: the counts since the last reset as they were when the boot
+//!   ended through a panic or a reboot ([`ProfiledObject::mark_end`]),
+//!   with their checksum, the header's `seal`.
 //!
 //! Only a region whose header is whole (magic, format, checksum) and
 //! describes this object's layout is read; its profile is served only if
 //! its build id is this object's, since its counters are read against
-//! this object's records and names.
+//! this object's records and names, and, if the boot sealed its counts,
+//! only if they match their seal. A boot that ended without a notifier (a
+//! hang, a reset, kdump) could not seal them: its counts are served as the
+//! sets hold them, unchecked. Checksums find damage, not forgery: anything
+//! that can write the region (another kernel, a device) can write a whole
+//! header and a matching seal.
 
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::epochs::{apart_from_the_rest, relocatable, WORDS_PER_COUNTER};
+use super::epochs::{apart_from_the_rest, relocatable, Counts, WORDS_PER_COUNTER};
 use super::sections::{ProfiledObject, SectionRange};
 use super::writer::first_build_id;
 
@@ -36,7 +44,7 @@ pub const MAX_BUILD_ID: usize = 64;
 /// What a region's header starts with.
 const MAGIC: [u8; 8] = *b"KPGOPRST";
 /// The layout of header and region this runtime writes.
-const FORMAT: u64 = 1;
+const FORMAT: u64 = 2;
 
 /// The region's first page.
 #[repr(C)]
@@ -44,8 +52,8 @@ const FORMAT: u64 = 1;
 struct Header {
     magic: [u8; 8],
     format: u64,
-    /// FNV-1a of the header with `checksum`, `end`, `started` and
-    /// `ended` 0.
+    /// FNV-1a of the header with `checksum`, `end`, `started`, `ended`
+    /// and `seal` 0.
     checksum: u64,
     /// How the boot that wrote it ended ([`End`]); set last.
     end: u64,
@@ -63,6 +71,9 @@ struct Header {
     version_word: u64,
     build_id_len: u64,
     build_id: [u8; MAX_BUILD_ID],
+    /// The checksum of the sealed counts, with the header's checksum, the
+    /// end and when; 0: not sealed. Set after the end.
+    seal: u64,
 }
 
 /// How a boot ended, as its region says.
@@ -176,10 +187,17 @@ pub enum Previous {
     /// The profile of another build (its id): not served, since its
     /// counters do not match this object's records.
     OtherBuild(BuildId),
+    /// The profile of this build, whose counts do not match their seal:
+    /// not served.
+    Damaged,
     /// The profile of this build, served.
     Served {
         /// How that boot ended.
         end: End,
+        /// Whether its counts were sealed at its end and match the seal
+        /// (false: they are the sets' as a hang or reset left them,
+        /// unchecked).
+        sealed: bool,
         /// Its generation: boots in a row that served the one before,
         /// plus 1.
         generation: u64,
@@ -239,6 +257,8 @@ pub struct RegionLayout {
     pub words: usize,
     /// The previous boot's counts.
     pub previous: usize,
+    /// The counts sealed at the end of the boot.
+    pub sealed: usize,
     /// The region's length.
     pub len: usize,
 }
@@ -257,12 +277,14 @@ impl RegionLayout {
         let set1 = set0.checked_add(set)?;
         let words_at = set1.checked_add(set)?;
         let previous = words_at.checked_add(words)?;
+        let sealed = previous.checked_add(counts)?;
         Some(Self {
             boot,
             sets: [set0, set1],
             words: words_at,
             previous,
-            len: previous.checked_add(counts)?,
+            sealed,
+            len: sealed.checked_add(counts)?,
         })
     }
 
@@ -277,11 +299,31 @@ impl RegionLayout {
     }
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
 /// FNV-1a, 64 bits.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    bytes.iter().fold(FNV_OFFSET, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME)
     })
+}
+
+/// The seal of `counts`, for the header whose checksum is `checksum`, of a
+/// boot that started at `times[0]` and ended with `end` (a word of [`End`])
+/// at `times[1]`: over 64-bit words, a multiply and a shift per counter
+/// (from a panic too), never 0. The shift carries each word's high bits
+/// down, so that damage to them is not confined to the seal's high bits,
+/// as it is with FNV-1a over words (two flips of bit 63 would cancel).
+fn seal_of(checksum: u64, times: [u64; 2], end: u64, counts: impl Iterator<Item = u64>) -> u64 {
+    let seal = [checksum, times[0], times[1], end]
+        .into_iter()
+        .chain(counts)
+        .fold(FNV_OFFSET, |hash, word| {
+            let hash = (hash ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            hash ^ (hash >> 29)
+        });
+    seal.max(1)
 }
 
 impl Header {
@@ -312,6 +354,7 @@ impl Header {
             version_word,
             build_id_len: id.len().min(MAX_BUILD_ID) as u64,
             build_id: BuildId::of(id).bytes,
+            seal: 0,
         };
         header.checksum = header.sum();
         header
@@ -323,6 +366,7 @@ impl Header {
             end: 0,
             started: 0,
             ended: 0,
+            seal: 0,
             ..*self
         };
         // SAFETY: `Header` is `repr(C)` of `u64`s and byte arrays whose
@@ -452,26 +496,44 @@ impl ProfiledObject {
         } else if !old.same_layout(&fresh) {
             // The same build with another layout: not this runtime's.
             Previous::None
+        } else if old.seal != 0
+            && old.seal
+                != seal_of(
+                    old.checksum,
+                    [old.started, old.ended],
+                    old.end,
+                    // SAFETY: the sealed area holds `n` words (`layout`),
+                    // inside the region, which nothing writes meanwhile.
+                    unsafe { core::slice::from_raw_parts(area(layout.sealed), n) }
+                        .iter()
+                        .copied(),
+                )
+        {
+            Previous::Damaged
         } else {
             for k in 0..n {
                 // SAFETY: every area holds `n` words at least (`layout`),
                 // inside the region.
                 unsafe {
-                    let sum = [
-                        area(layout.boot),
-                        area(layout.sets[0]),
-                        area(layout.sets[1]),
-                    ]
-                    .iter()
-                    .fold(0u64, |sum, at| sum.wrapping_add(*at.add(k)));
-                    // The previous boot's `zero` word: the counts at its
-                    // last reset.
-                    let zero = *area(layout.words).add(k);
-                    *area(layout.previous).add(k) = sum.wrapping_sub(zero);
+                    *area(layout.previous).add(k) = if old.seal != 0 {
+                        *area(layout.sealed).add(k)
+                    } else {
+                        // Unsealed: the sets as the boot left them, less
+                        // its `zero` word, the counts at its last reset.
+                        [
+                            area(layout.boot),
+                            area(layout.sets[0]),
+                            area(layout.sets[1]),
+                        ]
+                        .iter()
+                        .fold(0u64, |sum, at| sum.wrapping_add(*at.add(k)))
+                        .wrapping_sub(*area(layout.words).add(k))
+                    };
                 }
             }
             Previous::Served {
                 end: End::of(old.end).unwrap_or(End::Running),
+                sealed: old.seal != 0,
                 generation: old.generation,
                 started: WallTime(old.started),
                 ended: WallTime(old.ended),
@@ -510,8 +572,9 @@ impl ProfiledObject {
         // The areas are page-aligned, apart from each other (`layout`) and
         // from every range of the object (checked above), of the lengths
         // `RegionLayout` gives: the sets of counter-page length, one word
-        // per counter for the boot-time and previous counts, three for the
-        // words, zeroed above; the header page is as long as a `Header`.
+        // per counter for the boot-time, previous and sealed counts, three
+        // for the words, zeroed above; the header page is as long as a
+        // `Header`.
         // SAFETY: as just said, areas of the region, the caller's for good;
         // `previous` is written no more.
         let attached = unsafe {
@@ -524,6 +587,7 @@ impl ProfiledObject {
                 } else {
                     ptr::null_mut()
                 },
+                area(layout.sealed).cast(),
                 area(layout.words).cast(),
             )
         };
@@ -577,15 +641,49 @@ impl ProfiledObject {
     }
 
     /// Marks in the region how this boot ends, and when (`now`, seconds
-    /// since 1970); nothing without one. Takes no lock: from a panic
-    /// notifier too.
+    /// since 1970), and seals its counts since the last reset; nothing
+    /// without a region. Takes no lock and allocates nothing: from a panic
+    /// notifier too. Updates after it (the rest of the panic) are in no
+    /// profile the next boot serves. A machine reset before it is done
+    /// leaves the region unsealed, or with a seal that does not match
+    /// (refused); a counter reset under way or run meanwhile (a reboot
+    /// while `pgo/reset` is written) leaves it unsealed.
     pub fn mark_end(&self, end: End, now: u64) {
-        if let Some(ended) = self.header_word(core::mem::offset_of!(Header, ended)) {
-            ended.store(now, Ordering::Relaxed);
+        let word = |field| self.header_word(field);
+        let (Some(seal), Some(checksum), Some(end_word), Some(sealed)) = (
+            word(core::mem::offset_of!(Header, seal)),
+            word(core::mem::offset_of!(Header, checksum)),
+            word(core::mem::offset_of!(Header, end)),
+            self.sealed_counts(),
+        ) else {
+            return;
+        };
+        let (Some(started), Some(ended)) = (
+            word(core::mem::offset_of!(Header, started)),
+            word(core::mem::offset_of!(Header, ended)),
+        ) else {
+            return;
+        };
+        // Unsealed while the counts change (a second end, a panic during a
+        // reboot, seals them again).
+        seal.store(0, Ordering::Relaxed);
+        let resets = self.resets_settled();
+        for (k, count) in sealed.iter().enumerate() {
+            let since_reset = self.computed_count(Counts::SinceReset, k).unwrap_or(0);
+            count.store(since_reset, Ordering::Relaxed);
         }
-        if let Some(word) = self.header_word(core::mem::offset_of!(Header, end)) {
-            word.store(end.word(), Ordering::Relaxed);
+        ended.store(now, Ordering::Relaxed);
+        end_word.store(end.word(), Ordering::Relaxed);
+        // Counts from both sides of a reset are no profile: unsealed.
+        if resets.is_none() || self.resets_settled() != resets {
+            return;
         }
+        let times = [started.load(Ordering::Relaxed), now];
+        let counts = sealed.iter().map(|count| count.load(Ordering::Relaxed));
+        seal.store(
+            seal_of(checksum.load(Ordering::Relaxed), times, end.word(), counts),
+            Ordering::Relaxed,
+        );
     }
 
     /// Whether the previous boot's profile is served.

@@ -17,7 +17,7 @@
 //! ([`VmlinuxNameChunks`]), or all of it where the index cannot.
 //!
 //! This runs when a profile is read, never in the hooks, and takes no
-//! lock: the lookups and copies run in RCU read-side sections, one per
+//! lock: the lookups and copies run in read sections, one per
 //! entry read (hundreds of modules are not one section), the buffers are
 //! allocated between them. An entry that changes between the
 //! lookup and the copy of its names (a load, an unload, a reset) makes the

@@ -26,9 +26,8 @@ use kernel::prelude::*;
 
 use super::kernel_api::debugfs::{Command, Snapshot};
 
-use super::kernel_api::{fatal_signal_pending, sleep_a_while, wait_for_old_bias};
+use super::kernel_api::{fatal_signal_pending, reschedule_point, sleep_a_while, wait_for_old_bias};
 use super::registry::{self, Entry};
-use super::snapshot::pause_if;
 use crate::profile::epochs::WORDS_PER_COUNTER;
 use crate::profile::sections::ProfiledObject;
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink};
@@ -92,16 +91,14 @@ fn switch() -> Result {
     let epoch = EPOCH.load(Ordering::Relaxed) + 1;
     let left = PARITY.load(Ordering::Relaxed);
     let next = 1 - left;
-    registry::for_each_live_object(|object, may_sleep| {
-        object.prepare_epoch(epoch, next, pause_if(may_sleep))
-    });
+    registry::for_each_live_object(|object| object.prepare_epoch(epoch, next, reschedule_point));
     PARITY.store(next, Ordering::SeqCst);
     // Pairs with `join`'s.
     fence(Ordering::SeqCst);
-    registry::for_each_live_object(|object, _| object.point_bias_at(next));
+    registry::for_each_live_object(|object| object.point_bias_at(next));
     wait_for_old_bias();
-    registry::for_each_live_object(|object, may_sleep| {
-        object.close_epoch(epoch, left, pause_if(may_sleep));
+    registry::for_each_live_object(|object| {
+        object.close_epoch(epoch, left, reschedule_point);
     });
     EPOCH.store(epoch, Ordering::Release);
     SWITCHING.store(false, Ordering::Release);
@@ -147,7 +144,7 @@ fn epoch_profile(entry: &Entry) -> Result<KVVec<u8>> {
             }
             match object.stable_finished_epoch() {
                 Some(epoch) => {
-                    let mut measure = Measure::new();
+                    let mut measure = Paced::new(Measure::new(), reschedule_point);
                     write_finished_epoch(object, &mut measure).map_err(|_| EINVAL)?;
                     Some((measure.position(), epoch))
                 }
@@ -162,9 +159,8 @@ fn epoch_profile(entry: &Entry) -> Result<KVVec<u8>> {
         if let Some((len, epoch)) = measured {
             let mut bytes = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
             let section = entry.read_section();
-            let may_sleep = section.may_sleep();
             let object = entry.live(&section).ok_or(ENODEV)?;
-            let mut sink = Paced::new(SliceSink::new(&mut bytes), pause_if(may_sleep));
+            let mut sink = Paced::new(SliceSink::new(&mut bytes), reschedule_point);
             let written = write_finished_epoch(object, &mut sink).is_ok();
             if written && sink.position() == len && object.finished_epoch_unchanged(epoch) {
                 return Ok(bytes);

@@ -4,9 +4,9 @@
 //! abstraction for, behind safe wrappers.
 //!
 //! The calls from kpgo into C, and the callbacks C makes into kpgo (other
-//! than the hooks, `kernel`'s abstractions, which are module notifiers and
-//! RCU, the debugfs files' own, in `debugfs`, and the warm-reboot region's own,
-//! in `persist`), are here: RCU read-side sections that may be skipped,
+//! than the hooks, `kernel`'s abstractions, which are module notifiers,
+//! the debugfs files' own, in `debugfs`, and the warm-reboot region's own,
+//! in `persist`), are here: read sections (SRCU) that may be skipped,
 //! the zlib inflater, the mappable debugfs file and its pages, the wait
 //! for an old counter bias, the sampling rate; and in `modules` (only
 //! with module support) what kpgo reads of a `struct module` (its PGO
@@ -22,7 +22,6 @@ use kernel::bindings;
 use kernel::error::from_err_ptr;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
-use kernel::sync::rcu;
 
 use crate::profile::sections::ProfiledObject;
 use crate::profile::writer::PageSize;
@@ -555,38 +554,69 @@ pub(crate) fn sleep_a_while() {
     unsafe { bindings::msleep(1) };
 }
 
-/// An RCU read-side section, from [`Self::enter`] to the drop: what was
-/// found in it and is freed after a grace period (`RcuBox`) stays valid
-/// until it ends. It must not sleep.
+extern "C" {
+    fn kpgo_read_section_enter() -> c_int;
+    fn kpgo_read_section_exit(index: c_int);
+}
+
+/// A read-side section of kpgo's SRCU (`glue.c`), from [`Self::enter`] to
+/// the drop: what was found in it stays valid until it ends, since a
+/// module's descriptor, memory and saved profiles are freed only after
+/// [`wait_for_read_sections`]. It may sleep, so that work over a module
+/// of millions of counters reschedules as it goes: an unload waits for
+/// the sections under way, not the other way round. A section leaked
+/// (`mem::forget`) never ends: every later unload and reset would wait
+/// for good.
+///
+/// # Invariants
+///
+/// `index` is `None`, or what `kpgo_read_section_enter()` returned for a
+/// section that the drop ends.
 pub(crate) struct ReadSection {
-    /// `None` for [`Self::for_static_objects`]. Not `Send`: the section
-    /// ends in the task that began it.
-    guard: Option<rcu::Guard>,
+    /// `None` for [`Self::for_static_objects`].
+    index: Option<c_int>,
+    /// Not `Send`: the section ends in the task that began it.
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl ReadSection {
     /// Begins the section.
     pub(crate) fn enter() -> Self {
+        // SAFETY: no precondition; the section ends in the drop.
+        let index = unsafe { kpgo_read_section_enter() };
+        // INVARIANT: the index of the section just begun.
         Self {
-            guard: Some(rcu::read_lock()),
+            index: Some(index),
+            _not_send: PhantomData,
         }
     }
 
     /// No section at all, where only objects that are never freed are
-    /// read (vmlinux's): serializing a whole kernel image's profile in an
-    /// RCU read-side section would hold every grace period up, and with
-    /// them every module unload.
+    /// read (vmlinux's).
     ///
     /// # Safety
     ///
     /// What is read while it is held is never freed.
     pub(crate) unsafe fn for_static_objects() -> Self {
-        Self { guard: None }
+        // INVARIANT: no section.
+        Self {
+            index: None,
+            _not_send: PhantomData,
+        }
     }
 
-    /// Whether sleeping is allowed while this is held: only without a
-    /// section at all.
-    pub(crate) fn may_sleep(&self) -> bool {
-        self.guard.is_none()
+    /// Whether it is a section (not [`Self::for_static_objects`]).
+    pub(crate) fn is_section(&self) -> bool {
+        self.index.is_some()
+    }
+}
+
+impl Drop for ReadSection {
+    fn drop(&mut self) {
+        if let Some(index) = self.index {
+            // SAFETY: the index of the section this began (type invariant),
+            // ended once, here, in the task that began it (not `Send`).
+            unsafe { kpgo_read_section_exit(index) };
+        }
     }
 }

@@ -25,7 +25,6 @@ use kernel::prelude::*;
 
 use super::kernel_api::{reschedule_point, FilePages, MappedSource, OwnedPage, PageRef};
 use super::registry::{self, Entry};
-use super::snapshot::pause_if;
 use crate::profile::sections::live_chunks;
 use crate::profile::sink::{Measure, Overflow, Paced, Sink};
 use crate::profile::writer::{write_live, PageSize};
@@ -49,7 +48,7 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
         let (len, layout) = {
             let section = entry.read_section();
             let object = entry.live(&section).ok_or(ENODEV)?;
-            let mut measure = Measure::new();
+            let mut measure = Paced::new(Measure::new(), reschedule_point);
             let layout = write_live(object, page, &mut measure).map_err(|_| EINVAL)?;
             if object.pages_of_current_set(layout, page).is_none() {
                 return Err(Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32)));
@@ -66,13 +65,10 @@ fn live_pages(entry: &Entry) -> Result<FilePages> {
         let mut live_pages = KVVec::with_capacity(live.len(), GFP_KERNEL)?;
         let complete = {
             let section = entry.read_section();
-            let may_sleep = section.may_sleep();
             match entry.live(&section) {
                 Some(object) => {
-                    let mut sink = Paced::new(
-                        CopySink::new(&mut copies, live.clone()),
-                        pause_if(may_sleep),
-                    );
+                    let mut sink =
+                        Paced::new(CopySink::new(&mut copies, live.clone()), reschedule_point);
                     let written = write_live(object, page, &mut sink);
                     // The pages of the set its bias points to now.
                     let pages = written

@@ -26,13 +26,14 @@
 //!   `pgo/previous/vmlinux.profraw`, the previous boot's profile.
 //! - `kernel_api`: the C interfaces that `kernel` has no abstraction for,
 //!   behind safe wrappers (the mappable live file and its pages, the
-//!   profile reads' RCU sections, which may be skipped);
+//!   profile reads' SRCU sections, which may sleep, and be skipped for
+//!   vmlinux);
 //!   `kernel_api/modules.rs`, those only module support has (what kpgo
 //!   reads of a `struct module`, the module area, the hooks'
 //!   preemption-off sections, grace periods); with `glue.c`, the C side.
 //!   Debugfs directories and files are
-//!   `kernel_api/debugfs.rs`; module notifiers, RCU guards and deferred
-//!   frees are `kernel`'s (`kernel::module_notifier`, `kernel::sync::rcu`).
+//!   `kernel_api/debugfs.rs`; module notifiers are `kernel`'s
+//!   (`kernel::module_notifier`).
 //!
 //! What exists only for modules is in the `modules.rs` file of each
 //! folder, declared `#[cfg(CONFIG_MODULES)]`: without module support the

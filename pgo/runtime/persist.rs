@@ -18,8 +18,8 @@ use core::ffi::c_void;
 use super::kernel_api::debugfs::Snapshot;
 use kernel::prelude::*;
 
+use super::kernel_api::reschedule_point;
 use super::objects::vmlinux;
-use super::snapshot::pause_if;
 use crate::profile::persist::{BuildId, End, PersistError, Previous};
 use crate::profile::sink::{Measure, Paced, Sink, SliceSink};
 use crate::profile::writer::{first_build_id, write_previous};
@@ -82,17 +82,22 @@ unsafe extern "C" fn kpgo_persist_counters(
                     format_args!("{id}"),
                     format_args!("{this}")
                 ),
+                Previous::Damaged => pr_warn!(
+                    "the profile in reserve_mem '{name}' does not match its seal (damaged): not served, replaced\n"
+                ),
                 Previous::Served {
                     end,
+                    sealed,
                     generation,
                     started,
                     ended,
                 } => pr_info!(
-                    "previous boot's profile (build {}, generation {generation}, started {}, ended: {} at {}) in pgo/previous/vmlinux.profraw\n",
+                    "previous boot's profile (build {}, generation {generation}, started {}, ended: {} at {}, {}) in pgo/previous/vmlinux.profraw\n",
                     format_args!("{this}"),
                     format_args!("{started}"),
                     end.name(),
-                    format_args!("{ended}")
+                    format_args!("{ended}"),
+                    if sealed { "sealed" } else { "not sealed: unchecked" }
                 ),
             }
             used as core::ffi::c_long
@@ -127,7 +132,7 @@ impl Snapshot for PreviousFile {
         let len = measure.position();
         let mut bytes = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
         // The counts never change and vmlinux stays: one pass.
-        let mut sink = Paced::new(SliceSink::new(&mut bytes), pause_if(true));
+        let mut sink = Paced::new(SliceSink::new(&mut bytes), reschedule_point);
         write_previous(object, &mut sink).map_err(|_| EIO)?;
         if sink.position() != len {
             return Err(EIO);

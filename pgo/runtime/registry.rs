@@ -32,7 +32,7 @@
 //! profile (its module's load and unload, a reset) takes the entry's own
 //! mutex, and marks the change in the entry's change count, odd while it
 //! lasts. Readers of profiles and `stats` take no lock: they find what
-//! they read in RCU read-side sections, and a profile read retries when the
+//! they read in read sections (SRCU), and a profile read retries when the
 //! change count moved meanwhile (`snapshot`). So no read holds a lock that
 //! a load or an unload waits for. The hooks take none at all.
 
@@ -134,8 +134,8 @@ impl LastStats {
 }
 
 /// What may keep an entry's live descriptor and saved profiles while it
-/// is held: an RCU read-side section begun before they are loaded, or the
-/// entry's writer mutex, without which they are not withdrawn.
+/// is held: a read section begun before they are loaded, or the entry's
+/// writer mutex, without which they are not withdrawn.
 ///
 /// This is a run-time check, not a proof: the types do not tie a section
 /// or a guard to an entry. Each use asks [`Self::keeps`] of the entry at
@@ -150,7 +150,7 @@ impl KeepsLive for ReadSection {
     /// An active section keeps any entry's; none at all keeps only
     /// vmlinux's, whose objects are never freed.
     fn keeps(&self, entry: &Entry) -> bool {
-        !self.may_sleep() || entry.kind.image().is_some()
+        self.is_section() || entry.kind.image().is_some()
     }
 }
 
@@ -331,19 +331,25 @@ impl Entry {
 
     /// Frees the saved profiles and restarts the live counts from zero.
     fn reset(&self) -> Result {
-        let writer = WriterGuard {
-            entry: self,
-            _guard: self.writer.lock(),
+        // The saved profiles are freed when `_unlinked` drops, after the
+        // writer and the change.
+        let (_unlinked, result) = {
+            let writer = WriterGuard {
+                entry: self,
+                _guard: self.writer.lock(),
+            };
+            // The whole reset is one change, counters included: a read that
+            // overlaps any of it starts again.
+            let _change = self.begin_change();
+            let unlinked = self.forget_unloads();
+            let result = match self.live(&writer) {
+                // The baselines were attached when the object was registered.
+                Some(object) => object.reset().map_err(|_| EINVAL),
+                None => Ok(()),
+            };
+            (unlinked, result)
         };
-        // The whole reset is one change, counters included: a read that
-        // overlaps any of it starts again.
-        let _change = self.begin_change();
-        self.forget_unloads();
-        match self.live(&writer) {
-            // The baselines were attached when the object was registered.
-            Some(object) => object.reset().map_err(|_| EINVAL),
-            None => Ok(()),
-        }
+        result
     }
 
     fn figures(&self) -> EntryFigures {
@@ -693,11 +699,11 @@ const SUB_EPOCHS: usize = 1;
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
 const SUB_PREVIOUS: usize = 2;
 
-/// Calls `f(object, may_sleep)` on every live object, vmlinux's and each
-/// loaded module's, each in a read-side section of its own, in which `f`
-/// may sleep if `may_sleep` (vmlinux's). Where the caller may sleep.
+/// Calls `f(object)` on every live object, vmlinux's and each loaded
+/// module's, each in a read section of its own, in which `f` may sleep.
+/// Where the caller may sleep.
 #[cfg(CONFIG_PGO_CLANG_COUNTER_RELOCATION)]
-pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject, bool)) {
+pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject)) {
     let Ok(registry) = registry() else {
         return;
     };
@@ -705,7 +711,7 @@ pub(crate) fn for_each_live_object(mut f: impl FnMut(&ProfiledObject, bool)) {
         reschedule_point();
         let section = entry.read_section();
         if let Some(object) = entry.live(&section) {
-            f(object, section.may_sleep());
+            f(object);
         }
     }
 }
@@ -845,6 +851,9 @@ mod modules {
     /// Nothing of a module's in an entry.
     pub(super) type ModuleParts = ();
 
+    /// No saved profiles to free.
+    pub(super) struct Unlinked;
+
     pub(super) fn figures() -> ModuleFigures {
         ModuleFigures::default()
     }
@@ -874,6 +883,8 @@ mod modules {
             (0, 0)
         }
 
-        pub(super) fn forget_unloads(&self) {}
+        pub(super) fn forget_unloads(&self) -> Unlinked {
+            Unlinked
+        }
     }
 }

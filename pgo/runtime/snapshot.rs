@@ -12,7 +12,7 @@
 //! naming the other objects' functions its indirect calls reached
 //! (`callees`). The read
 //! takes no lock that a module's load or unload waits for: it sizes the
-//! profile in an RCU read-side section (with room for every value the
+//! profile in a read section (with room for every value the
 //! objects' pools could still list: `profile_size_bound`), allocates
 //! outside it, and serializes in a second one, which keeps what it reads
 //! alive (vmlinux's entry needs none: nothing of it is ever freed). If a
@@ -34,16 +34,6 @@ use crate::profile::writer::{profile_size_bound_naming_in, write_profile_naming,
 /// How often a read starts again because an object its callees live in
 /// changed, before it names none.
 const MAX_NAMING_RESTARTS: usize = 8;
-
-/// Where serializing may reschedule: outside an RCU read-side section
-/// (vmlinux's entry takes none), every `sink::PACE` bytes.
-pub(crate) fn pause_if(may_sleep: bool) -> impl FnMut() {
-    move || {
-        if may_sleep {
-            reschedule_point();
-        }
-    }
-}
 
 /// Makes `bytes` at least `len` bytes long, zeroed, rescheduling on the
 /// way (this runs outside read sections): vmlinux's profile is MBs.
@@ -83,13 +73,12 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let mut bound = 0usize;
         {
             let section = entry.read_section();
-            let may_sleep = section.may_sleep();
             let mut index = 0;
             entry.for_each_object(&section, |object| {
                 let mut slices = [&[][..]; 1];
                 let callees = named.callees(index, &mut slices);
                 index += 1;
-                let mut measure = Paced::new(Measure::new(), pause_if(may_sleep));
+                let mut measure = Paced::new(Measure::new(), reschedule_point);
                 let size = profile_size_bound_naming_in(object, &callees, &mut measure)
                     .map_err(|_| EINVAL)?;
                 bound = bound.saturating_add(size);
@@ -100,14 +89,12 @@ pub(crate) fn entry_profile(entry: &Entry) -> Result<KVVec<u8>> {
         let mut written = 0;
         let serialized = {
             let section = entry.read_section();
-            let may_sleep = section.may_sleep();
             let mut index = 0;
             entry.for_each_object(&section, |object| {
                 let mut slices = [&[][..]; 1];
                 let callees = named.callees(index, &mut slices);
                 index += 1;
-                let mut sink =
-                    Paced::new(SliceSink::new(&mut bytes[written..]), pause_if(may_sleep));
+                let mut sink = Paced::new(SliceSink::new(&mut bytes[written..]), reschedule_point);
                 write_profile_naming(object, &callees, &mut sink)?;
                 written += sink.position();
                 Ok::<(), WriteError>(())

@@ -88,10 +88,10 @@ run() {
 	check "$name: every case passed but the known failures (failed: $(paste -sd, "$out/$name.failed"))" \
 		test "$(cat "$out/$name.failed")" = "$known_failures"
 	check "$name: test_bitmap passed (console)" grep -q '^test_bitmap ok ' "$out/$name.table"
-	# The Rust abstractions the series adds (module_notifier.rs, RcuBox in
-	# sync/rcu.rs): their doctests ran, and passed.
+	# The Rust abstraction the series adds (module_notifier.rs): its
+	# doctest ran, and passed.
 	local doctest
-	for doctest in module_notifier_rs_0 sync_rcu_rs_0; do
+	for doctest in module_notifier_rs_0; do
 		check "$name: the doctest rust_doctest_kernel_$doctest passed" \
 			grep -qE "^\s*ok [0-9]+ rust_doctest_kernel_$doctest\$" "$r/kunit/rust_doctests_kernel"
 	done

@@ -13,7 +13,9 @@
 # panic), boot 1's build id; boot 2's own profile starts from its own
 # boot. Then a kernel of another build (the same tree relinked: a new
 # build id) boots on the memory a crashed kernel left (a shared RAM
-# file, two QEMU processes) and refuses its profile with one clear line.
+# file, two QEMU processes) and refuses its profile with one clear line;
+# that kernel crashes on the RAM file too, a bit of its sealed counts is
+# flipped in the file, and its next boot refuses the damaged profile.
 # Not shown here: that the region reaches memory through the caches
 # (clflush at the end and at the move): QEMU's TCG has no cache to lose.
 # The test leaves $KPGO_TREE relinked, at a new build id.
@@ -29,7 +31,7 @@ out=$out_root/qemu/persist
 guest_bin=$out_root/guest
 profdata="$llvm"/llvm-profdata
 mem=512M
-append="reserve_mem=8M:4096:kpgo kpgo_persist=kpgo"
+append="reserve_mem=16M:4096:kpgo kpgo_persist=kpgo"
 
 # shellcheck source=lib.sh
 source "$here/lib.sh"
@@ -60,7 +62,7 @@ check "both boots kept their counters in the same region ($(where "$b1/dmesg") a
 check "boot 1 found no earlier profile (the disk and memory start cold)" \
 	grep -q "reserve_mem 'kpgo' held no profile of an earlier boot" "$b1/dmesg"
 check "boot 2 found boot 1's, which ended in a panic" \
-	grep -q "previous boot's profile (build $id, generation 1, started [^,]*, ended: panic at [^)]*) in pgo/previous/vmlinux.profraw" "$b2/dmesg"
+	grep -q "previous boot's profile (build $id, generation 1, started [^,]*, ended: panic at [^)]*, sealed) in pgo/previous/vmlinux.profraw" "$b2/dmesg"
 check "stats: persisted, no previous profile in boot 1, one in boot 2, no late boot update" \
 	bash -c "grep -q '^runtime .* persisted=1 previous=0 boot_late_updates=0\$' '$b1/stats' &&
 		grep -q '^runtime .* persisted=1 previous=1 boot_late_updates=0\$' '$b2/stats-end'"
@@ -124,6 +126,31 @@ check "kernel B refuses kernel A's profile with one line naming both builds" \
 check_after other "... serves no previous profile ($(cat "$ob/previous-error" 2>/dev/null)), says so in stats, and keeps its own" \
 	bash -c "test ! -s '$ob/previous-files' -a ! -e '$ob/previous-opened' &&
 		grep -q '^runtime .* persisted=1 previous=0 ' '$ob/stats'"
+
+# Damage between two boots of one build: a bit of the counts that kernel
+# B sealed at its panic, flipped in the RAM file (guest physical address
+# = file offset below 3G), is refused with one line.
+region_at=$(where "$ob/dmesg")
+used=$(sed -n "s/.*counters kept in reserve_mem 'kpgo' at .* bytes, \([0-9]*\) used).*/\1/p" "$ob/dmesg")
+cnts=$(KPGO_LLVM_BIN=$llvm "$root/scripts/elf-section-bytes" "$KPGO_TREE/vmlinux" | sed -n 's/^__llvm_prf_cnts //p')
+status_c=0 status_d=0
+"$root/scripts/qemu-run" --out "$other/c" --timeout 300 --mem "$mem" \
+	--append "$append persist_test=crash" --file "$guest_bin/getpid_loop" "${ram[@]}" \
+	"$@" "$here/persist.guest.sh" || status_c=$?
+# The sealed counts are the region's last area, a page multiple long.
+sealed_at=$((region_at + used - (cnts + 4095) / 4096 * 4096))
+python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 4]))' \
+	"$other/ram" "$sealed_at"
+"$root/scripts/qemu-run" --out "$other/d" --timeout 300 --mem "$mem" \
+	--append "$append persist_test=other" --file "$guest_bin/getpid_loop" "${ram[@]}" \
+	"$@" "$here/persist.guest.sh" || status_d=$?
+od=$other/d/results/boot1
+check "kernel B crashed (status $status_c), then refused its own profile, damaged at $(printf %#x "$sealed_at") in the sealed counts, with one line (status $status_d)" \
+	bash -c "test $status_c -eq 125 -a $status_d -eq 0 &&
+		grep -qx '\[ *[0-9.]*\] kpgo: the profile in reserve_mem .kpgo. does not match its seal (damaged): not served, replaced' '$od/dmesg' &&
+		test ! -e '$od/previous-opened' && grep -q '^runtime .* persisted=1 previous=0 ' '$od/stats'"
 
 # Bad input: a region too small, and a name that is no region. The
 # counters stay in the image, and the profile is whole.

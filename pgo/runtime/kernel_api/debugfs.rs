@@ -22,6 +22,11 @@
 //! mappable file. These are what one built-in user needs, so they stay
 //! here: kpgo is never a module, so its files need no `owner`.
 
+// A file's `owner` pins the module that serves it while the file is open;
+// these have none, which is sound only built in (`PGO_CLANG` is a bool).
+#[cfg(MODULE)]
+compile_error!("kpgo's debugfs files have no owner: it must be built in, not a module");
+
 use core::{ffi::c_void, marker::PhantomData, ptr};
 
 use kernel::{

@@ -24,6 +24,7 @@ extern "C" {
     fn kpgo_hook_enter();
     fn kpgo_hook_exit();
     fn kpgo_wait_for_readers();
+    fn kpgo_wait_for_read_sections();
     fn kpgo_unload_warning_ratelimit() -> bool;
     static kpgo_module_area_start: c_ulong;
     static kpgo_module_area_end: c_ulong;
@@ -87,12 +88,19 @@ impl Drop for HookSection {
     }
 }
 
-/// Waits for an RCU grace period: every hook section ([`HookSection`])
-/// and read section (`ReadSection`) that began before the call has
-/// ended when it returns. Sleeps.
+/// Waits for an RCU grace period and for kpgo's read sections: every hook
+/// section ([`HookSection`]) and read section (`ReadSection`) that began
+/// before the call has ended when it returns. Sleeps.
 pub(crate) fn wait_for_readers() {
     // SAFETY: no precondition beyond the caller's, who may sleep.
     unsafe { kpgo_wait_for_readers() };
+}
+
+/// Waits until every read section begun before the call has ended. Only
+/// where the caller may sleep, outside any read section.
+pub(crate) fn wait_for_read_sections() {
+    // SAFETY: no precondition beyond the caller's.
+    unsafe { kpgo_wait_for_read_sections() };
 }
 
 /// What kpgo reads of a `struct module` beyond its name (with its

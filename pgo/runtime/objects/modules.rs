@@ -26,9 +26,9 @@
 //! just before its module's GOING notification withdraws it. So a hook
 //! looks up and uses a descriptor, and the module memory it describes,
 //! with preemption off (an RCU-sched read-side section; [`HookSection`]).
-//! Profile readers use them in an RCU read-side section (`registry`).
-//! [`retire`], in the GOING notification, waits for a grace period of its
-//! own after the withdrawal: when it returns, every hook and reader that
+//! Profile readers use them in a read section of kpgo's SRCU (`registry`).
+//! [`retire`], in the GOING notification, waits for both after the
+//! withdrawal: when it returns, every hook and reader that
 //! could have found the descriptor has finished, so the descriptor is
 //! freed there, and the loader may free the module's memory once the
 //! notification returns, whatever else it waits for. Module code that

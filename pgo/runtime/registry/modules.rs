@@ -20,8 +20,10 @@
 //! readers, its counts are merged into the saved profile of its build
 //! (created at the first unload; all saved profiles together take at most
 //! `CONFIG_PGO_KEPT_PROFILES_KB`), and the notification waits for an RCU
-//! grace period, then frees its descriptor: when it returns, no hook or
-//! reader uses the descriptor or the module's memory (`objects::modules`).
+//! grace period and for the read sections under way (`ReadSection`, which
+//! may sleep: one read of a profile at most), then frees its descriptor:
+//! when it returns, no hook or reader uses the descriptor or the module's
+//! memory (`objects::modules`).
 //!
 //! The module notifier is registered before any module can load (see
 //! `glue.c`), so every module comes through COMING.
@@ -32,7 +34,6 @@ use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use kernel::module_notifier::{self, Module, Registration};
 use kernel::prelude::*;
-use kernel::sync::rcu::RcuBox;
 
 use super::{
     for_each_profiled_object, registry, Entry, KeepsLive, Kind, LastStats, ModuleFigures, Name,
@@ -42,7 +43,9 @@ use crate::profile::callees::{retired_address_in, RETIRED_TAG};
 use crate::profile::check::SectionError;
 use crate::profile::saved::{merge, same_build, FunctionAddress, MergeError, SavedLayout};
 use crate::profile::sections::{ProfiledObject, Stats};
-use crate::runtime::kernel_api::{unload_warning_allowed, ModuleExt, ReadSection, MODULE_NAME_LEN};
+use crate::runtime::kernel_api::{
+    unload_warning_allowed, wait_for_read_sections, ModuleExt, ReadSection, MODULE_NAME_LEN,
+};
 use crate::runtime::objects::{self, vmlinux, Descriptor, ModuleObject};
 
 /// Longest entry name, with its NUL: a module's.
@@ -86,11 +89,8 @@ struct SavedProfile {
     _buffer: KVVec<u64>,
     bytes: usize,
     /// The saved profile of another build of the same name, or null.
-    older: AtomicPtr<Saved>,
+    older: AtomicPtr<SavedProfile>,
 }
-
-/// A saved profile as an entry holds it: freed after a grace period.
-type Saved = RcuBox<SavedProfile>;
 
 /// What a module's entry holds: its live descriptor, its saved profiles.
 ///
@@ -99,11 +99,11 @@ type Saved = RcuBox<SavedProfile>;
 /// `live` is null or a descriptor leaked by [`Entry::publish`], withdrawn
 /// from it (and then freed after a grace period) only under the entry's
 /// `writer`; `saved` is null or the newest of a list of saved profiles
-/// leaked by [`Entry::keep`], each linking the next older, unlinked (and
-/// then freed after a grace period) only under `writer`.
+/// leaked by [`Entry::keep`], each linking the next older, unlinked only
+/// under `writer` (and then freed by [`Unlinked`]'s drop).
 pub(super) struct ModuleParts {
     live: AtomicPtr<Descriptor>,
-    saved: AtomicPtr<Saved>,
+    saved: AtomicPtr<SavedProfile>,
 }
 
 impl Default for ModuleParts {
@@ -238,24 +238,25 @@ impl Entry {
         (profiles, bytes)
     }
 
-    /// A reset: frees the saved profiles and forgets the unloads. The
-    /// caller holds `writer` and a change.
-    pub(super) fn forget_unloads(&self) {
-        let mut saved = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
-        while !saved.is_null() {
-            // Unlinked under `writer`, reachable by nothing that begins
-            // later (the invariant of `ModuleParts`).
-            // SAFETY: the list's profiles were leaked by `keep`.
-            let profile = unsafe { KBox::from_raw(saved) };
-            saved = profile.older.load(Ordering::Acquire);
-            KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
-            KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
-            // SAFETY: kpgo is built in (`PGO_CLANG` is a `bool`): the
-            // callback's code is never unloaded.
-            unsafe { RcuBox::drop_after_grace_period(profile) };
-        }
+    /// A reset: unlinks the saved profiles and forgets the unloads. The
+    /// caller holds `writer` and a change, and drops what this returns
+    /// after both.
+    pub(super) fn forget_unloads(&self) -> Unlinked {
         self.lost_unloads.store(0, Ordering::Relaxed);
         self.kept_unloads.store(0, Ordering::Relaxed);
+        let newest = self.module.saved.swap(ptr::null_mut(), Ordering::AcqRel);
+        // Off the limit now, for the unloads that come before the free.
+        let mut saved = newest;
+        // SAFETY: the list's profiles are freed only by `Unlinked`, which
+        // this returns: valid until then.
+        while let Some(profile) = unsafe { saved.as_ref() } {
+            KEPT_PROFILES.fetch_sub(1, Ordering::Relaxed);
+            KEPT_BYTES.fetch_sub(profile.bytes, Ordering::Relaxed);
+            saved = profile.older.load(Ordering::Acquire);
+        }
+        // INVARIANT: unlinked under `writer`, reachable by nothing that
+        // begins later (the invariant of `ModuleParts`).
+        Unlinked(newest)
     }
 
     /// Calls `f` on every saved profile, newest first.
@@ -272,9 +273,9 @@ impl Entry {
             return Ok(());
         }
         let mut saved = self.module.saved.load(Ordering::Acquire);
-        // The list's profiles are freed only after a grace period that
-        // follows their unlinking under `writer` (the invariant of
-        // `ModuleParts`).
+        // The list's profiles are freed only once the read sections under
+        // way at their unlinking under `writer` have ended (the invariant of
+        // `ModuleParts`, `Unlinked`).
         // SAFETY: `proof` keeps this entry (checked): a read-side section
         // begun before these loads, or this entry's `writer`.
         while let Some(profile) = unsafe { saved.as_ref() } {
@@ -289,8 +290,9 @@ impl Entry {
         if self.kind != Kind::Module || !proof.keeps(self) {
             return None;
         }
-        // A descriptor is freed only after a grace period that follows its
-        // withdrawal under `writer` (the invariant of `ModuleParts`).
+        // A descriptor is freed only once the read sections under way at
+        // its withdrawal under `writer` have ended (the invariant of
+        // `ModuleParts`, `objects::retire`).
         // SAFETY: `proof` keeps this entry (checked above): a read-side
         // section begun before this load, or this entry's `writer`.
         unsafe { self.module.live.load(Ordering::Acquire).as_ref() }
@@ -445,7 +447,7 @@ impl Entry {
         retired: &core::ops::Range<u64>,
         layout: &SavedLayout,
         scratch: &mut [FunctionAddress],
-    ) -> Result<KBox<Saved>, Lost> {
+    ) -> Result<KBox<SavedProfile>, Lost> {
         let mut buffer = KVVec::from_elem(0u64, layout.size().div_ceil(8), GFP_KERNEL)?;
         // `live`'s sections are mapped during its GOING notification; the
         // buffer moves into the saved profile with the descriptor, never
@@ -454,7 +456,7 @@ impl Entry {
         // aligned and large enough.
         let object = unsafe { layout.build(live, buffer.as_mut_ptr().cast()) };
         merge(&object, live, retired, scratch).map_err(Lost::Merge)?;
-        RcuBox::new(
+        KBox::new(
             SavedProfile {
                 object,
                 _buffer: buffer,
@@ -473,7 +475,11 @@ impl Registry {
         if !module.is_instrumented() {
             return;
         }
-        let name = Name::new(module.name());
+        let Some(name) = module_name(module) else {
+            MODULES_REFUSED.fetch_add(1, Ordering::Relaxed);
+            pr_err!("a module whose name has no terminating NUL; not profiled\n");
+            return;
+        };
         match self.register(module, &name) {
             Ok(()) => {
                 MODULES_PROFILED.fetch_add(1, Ordering::Relaxed);
@@ -540,7 +546,8 @@ impl Registry {
     /// `MODULE_STATE_LIVE`: the module's init text is freed next, so its
     /// addresses name none of its functions from now on.
     fn module_live(&self, module: &Module<'_>) {
-        let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) else {
+        let Some(entry) = module_name(module).and_then(|name| self.find_module(name.as_bytes()))
+        else {
             return;
         };
         entry.retire_init(module.id());
@@ -550,10 +557,25 @@ impl Registry {
     /// module that was not registered (not instrumented, refused) has no
     /// live entry and is ignored.
     fn module_going(&self, module: &Module<'_>) {
-        if let Some(entry) = self.find_module(Name::new(module.name()).as_bytes()) {
+        if let Some(entry) = module_name(module).and_then(|name| self.find_module(name.as_bytes()))
+        {
             entry.withdraw(module.id());
         }
     }
+}
+
+/// `module`'s name as an entry's (`None`: a name without a terminating
+/// NUL, which no entry has).
+fn module_name(module: &Module<'_>) -> Option<Name> {
+    let name = module.name()?.as_char_ptr();
+    // `core`'s `CStr` for its bytes, which 6.12's and 7.3's `kernel` `CStr`
+    // give under different names; the bytes are the same whatever the
+    // signedness of `char`.
+    #[allow(clippy::disallowed_methods)]
+    // SAFETY: `name` is a `CStr`'s: NUL-terminated, and valid as long as
+    // `module`.
+    let bytes = unsafe { core::ffi::CStr::from_ptr(name.cast()) }.to_bytes();
+    Some(Name::new(bytes))
 }
 
 struct Events;
@@ -574,6 +596,35 @@ impl module_notifier::Events for Events {
     fn going(module: &Module<'_>) {
         if let Ok(registry) = registry() {
             registry.module_going(module);
+        }
+    }
+}
+
+/// A list of saved profiles that an entry unlinked, freed by the drop once
+/// every read section that may have found them has ended. Dropped outside
+/// the entry's `writer` and change (a read section may wait for a change
+/// to end, and the drop waits for the sections).
+///
+/// # Invariants
+///
+/// Null, or the newest of a list of saved profiles leaked by
+/// [`Entry::keep`] and unlinked from their entry under its `writer`: no
+/// read section that begins after that finds them.
+pub(super) struct Unlinked(*mut SavedProfile);
+
+impl Drop for Unlinked {
+    fn drop(&mut self) {
+        if self.0.is_null() {
+            return;
+        }
+        wait_for_read_sections();
+        let mut saved = self.0;
+        while !saved.is_null() {
+            // SAFETY: leaked by `keep` (type invariant); no read section
+            // that found it is under way any more (the wait above), and
+            // the list is this one's alone.
+            let profile = unsafe { KBox::from_raw(saved) };
+            saved = profile.older.load(Ordering::Acquire);
         }
     }
 }

@@ -31,8 +31,8 @@
  *       and CPU 1's fair server off meanwhile). Without kernel preemption
  *       the reader gives the CPU up where it reschedules, sleeps or
  *       returns to user mode, and stays there. When its stack
- *       (/proc/PID/stack) is inside kpgo's serialization
- *       (runtime::snapshot, where it reschedules every 64 KiB), CYCLES
+ *       (/proc/PID/stack) is inside kpgo's serialization (a frame of
+ *       profile::writer, which reschedules every 64 KiB), CYCLES
  *       loads and unloads of FILE.ko under new names (each loaded twice)
  *       run on CPU 0, then the reader is let go. The SCHED_FIFO task lets
  *       go by itself after PAUSE_LIMIT_S, and then records the loader's
@@ -468,7 +468,7 @@ static int paused(long pauses, long n, const char *file)
 			status = 1;
 			break;
 		}
-		if (stack_symbols(reader_pid, "7runtime8snapshot", frame, sizeof(frame))) {
+		if (stack_symbols(reader_pid, "7profile6writer", frame, sizeof(frame))) {
 			caught++;
 			opens = __atomic_load_n(&p->opens, __ATOMIC_SEQ_CST);
 			done = 0;
