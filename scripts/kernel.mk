@@ -100,11 +100,12 @@ optimized:
 # covers a task preempted between its load of the bias and its update;
 # and with Magic SysRq (sysrq.config), which persist.sh crashes it with.
 KPGO_KERNEL_TREE_RELOC := $(KPGO_BUILD)/linux-reloc
+KPGO_RELOC_FRAGMENTS := $(KPGO_TEST_FRAGMENTS) \
+	--fragment $(KPGO_REPO)/scripts/configs/counter-relocation.config \
+	--fragment $(KPGO_REPO)/scripts/configs/preempt-dynamic.config
 .PHONY: kernel-reloc
 kernel-reloc:
-	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_RELOC),$(KPGO_TEST_FRAGMENTS) --fragment \
-		$(KPGO_REPO)/scripts/configs/counter-relocation.config --fragment \
-		$(KPGO_REPO)/scripts/configs/preempt-dynamic.config --fragment \
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_RELOC),$(KPGO_RELOC_FRAGMENTS) --fragment \
 		$(KPGO_REPO)/scripts/configs/sysrq.config)
 	KPGO_TREE=$(KPGO_KERNEL_TREE_RELOC) $(KPGO_REPO)/scripts/kmake
 
@@ -125,9 +126,7 @@ check-reloc: kernel-reloc
 KPGO_KERNEL_TREE_LATENCY := $(KPGO_BUILD)/linux-latency
 .PHONY: kernel-latency check-latency
 kernel-latency:
-	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_LATENCY),$(KPGO_TEST_FRAGMENTS) --fragment \
-		$(KPGO_REPO)/scripts/configs/counter-relocation.config --fragment \
-		$(KPGO_REPO)/scripts/configs/preempt-dynamic.config --fragment \
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_LATENCY),$(KPGO_RELOC_FRAGMENTS) --fragment \
 		$(KPGO_REPO)/scripts/configs/latency.config)
 	KPGO_TREE=$(KPGO_KERNEL_TREE_LATENCY) $(KPGO_REPO)/scripts/kmake
 check-latency: kernel-latency
