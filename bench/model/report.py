@@ -26,6 +26,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
+from benchmark_sets import set_columns, set_geomeans  # noqa: E402
+
 METRICS = [
     ("cycles", "modeled cycles"),
     ("insns", "instructions"),
@@ -140,10 +143,14 @@ def main():
                   + "".join(f"{med[k, b, metric]:>{width}.1f}" for b in benchmarks))
     print()
 
+    columns = set_columns(benchmarks)
+
     def ratio_table(title, value, floor=0.0):
-        """Ratios b/a of VALUE; where both are below FLOOR, none ("-")."""
+        """Ratios b/a of VALUE; where both are below FLOOR, none ("-");
+        their geomean, over all and per set of benchmarks."""
         print(f"{title:<{left}}" + "".join(f"{b:>{width}}" for b in benchmarks)
               + f"{'geomean':>{width}}")
+        per_set = []
         for a, b in pairs:
             ratios = [value(b, x) / value(a, x) if max(value(a, x), value(b, x)) >= floor
                       and value(a, x) > 0 else None for x in benchmarks]
@@ -152,6 +159,15 @@ def main():
                   + "".join(f"{r:>{width}.3f}" if r is not None else f"{'-':>{width}}"
                             for r in ratios)
                   + (f"{geomean(known):>{width}.3f}" if known else f"{'-':>{width}}"))
+            per_set.append((a, b, set_geomeans(benchmarks, ratios, columns)))
+        if columns:
+            print()
+            print(f"{title + ', geomean per set':<{left}}"
+                  + "".join(f"{t:>{width}}" for t, _ in columns))
+            for a, b, means in per_set:
+                print(f"{a + ' / ' + b:<{left}}"
+                      + "".join(f"{g:>{width}.3f}" if g is not None else f"{'-':>{width}}"
+                                for g in means))
 
     ratio_table("modeled cycles (above 1 faster)", lambda k, x: med[k, x, "cycles"])
     # Under one miss per operation in both kernels, a ratio says nothing;

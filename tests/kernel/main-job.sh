@@ -5,7 +5,8 @@
 # (BASE, default tinyconfig), checked: the profile of its instrumented
 # kernel applied to its optimized one with zero out-of-date functions, C
 # and Rust, taken from that very build (its binary ids), holding Rust
-# functions, and the report written.  .ci/run runs it after the main job,
+# functions, the untrained benchmarks' paths never run by its workload and
+# their ratios given apart, and the report written.  .ci/run runs it after the main job,
 # which is what puts make check's optimized-build test (make
 # check-optimized, the same build-optimized on the test kernel) out of
 # CI's time budget without leaving the optimized path unchecked.
@@ -32,5 +33,9 @@ check "... the profile it applied is the main job's" \
 	test "$(value profile)" = "$build/kernel.profdata"
 check "the profile holds Rust functions (v0 symbols)" \
 	bash -c "'$llvm/llvm-profdata' show --all-functions '$build/kernel.profdata' | grep -q '^  \(\S*;\)\{0,1\}_R'"
+check "the workload never ran the untrained benchmarks' entry functions (scripts/untrained-check)" \
+	"$root/scripts/untrained-check" "$llvm/llvm-profdata" "$build/kernel.profdata"
+check "the benchmark gives the trained and untrained benchmarks apart" \
+	grep -Eq '^geomean per set \(above 1 is faster\) +trained +untrained$' "$build/benchmark.txt"
 check "the report is written" grep -q '^Profile diagnostics of the optimized build: ' "$build/report.md"
 summary main-job
