@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// kpgo's entry sampling: an LLVM pass plugin for code compiled with
+// -fprofile-generate (clang -fpass-plugin=, rustc -Zllvm-plugins=).
+//
+// After the optimizer (counters lowered, inlining done), every function
+// that updates profile counters or calls a value-profiling hook gets a
+// twin: a clone without them (its counter stores and hook calls removed,
+// then what only they used).  The function itself keeps its body and
+// gains one test at entry: unless this CPU's burst flag is set, it
+// tail-calls its twin.  Between bursts a CPU therefore runs uninstrumented
+// code at the cost of one load, one predictable branch and one jump per
+// call; in a burst it counts everything, inlined callees included.  The
+// function's address stays its own (the twin is internal and only
+// reached from it), so address identity, kCFI and function pointers are
+// unchanged.
+//
+// The flag: a byte named by -kpgo-entry-flag (default kpgo_entry_burst),
+// read %gs-relative (the kernel's per-CPU variables on x86-64) or, with
+// -kpgo-entry-flag-tls, as a thread-local variable (the host's tests).
+//
+// Not twinned: variadic functions (a tail call cannot forward their
+// arguments portably), naked functions, functions that return twice, and
+// functions with a parameter musttail cannot pass (inalloca,
+// preallocated).  Their counter updates and hook calls are each put under
+// the same test instead, so that they too count only in bursts (all
+// counts keep one scale) at the cost of a test per update, as LLVM's own
+// -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints,
+// per module, how many were twinned and why the rest were not.
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#if __has_include("llvm/Plugins/PassPlugin.h")
+#include "llvm/Plugins/PassPlugin.h" /* LLVM 22 and later */
+#else
+#include "llvm/Passes/PassPlugin.h"
+#endif
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> FlagName("kpgo-entry-flag", cl::init("kpgo_entry_burst"),
+				     cl::desc("kpgo: the per-CPU byte that is set in a burst"));
+static cl::opt<bool> FlagTls("kpgo-entry-flag-tls", cl::init(false),
+			     cl::desc("kpgo: the burst flag is thread-local, not %gs-relative"));
+static cl::opt<bool> Stats("kpgo-entry-stats", cl::init(false),
+			   cl::desc("kpgo: print how many functions were twinned"));
+
+namespace {
+
+// Whether P addresses a profile counter: a __profc_ global (or one in the
+// counters' section), directly, through GEPs and casts, or relocated at
+// run time (inttoptr(ptrtoint(counter) + bias)).
+bool isCounterAddress(Value *P)
+{
+	SmallVector<Value *, 8> Work{ P };
+	SmallPtrSet<Value *, 8> Seen;
+
+	while (!Work.empty()) {
+		Value *V = Work.pop_back_val();
+		if (!Seen.insert(V).second)
+			continue;
+		if (auto *G = dyn_cast<GlobalVariable>(V)) {
+			if (G->getName().starts_with("__profc_") ||
+			    G->getSection().contains("__llvm_prf_cnts"))
+				return true;
+		} else if (auto *GEP = dyn_cast<GEPOperator>(V)) {
+			Work.push_back(GEP->getPointerOperand());
+		} else if (auto *Op = dyn_cast<Operator>(V)) {
+			switch (Op->getOpcode()) {
+			case Instruction::BitCast:
+			case Instruction::AddrSpaceCast:
+			case Instruction::IntToPtr:
+			case Instruction::PtrToInt:
+			case Instruction::Add:
+				for (Value *Operand : Op->operands())
+					Work.push_back(Operand);
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	return false;
+}
+
+bool isProfileHook(const CallBase &Call)
+{
+	const Function *Callee = Call.getCalledFunction();
+
+	return Callee && Callee->getName().starts_with("__llvm_profile_instrument_");
+}
+
+// The instructions that update counters or call the hooks.
+SmallVector<Instruction *, 16> profileUpdates(Function &F)
+{
+	SmallVector<Instruction *, 16> Updates;
+
+	for (Instruction &I : instructions(F)) {
+		if (auto *Store = dyn_cast<StoreInst>(&I)) {
+			if (isCounterAddress(Store->getPointerOperand()))
+				Updates.push_back(&I);
+		} else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
+			if (RMW->use_empty() && isCounterAddress(RMW->getPointerOperand()))
+				Updates.push_back(&I);
+		} else if (auto *Call = dyn_cast<CallBase>(&I)) {
+			if (isProfileHook(*Call))
+				Updates.push_back(&I);
+		}
+	}
+	return Updates;
+}
+
+// Why F cannot have a twin, or nullptr.
+const char *cannotTwin(const Function &F)
+{
+	if (F.isVarArg())
+		return "variadic";
+	if (F.hasFnAttribute(Attribute::Naked))
+		return "naked";
+	if (F.hasFnAttribute(Attribute::ReturnsTwice))
+		return "returns_twice";
+	for (const Argument &A : F.args())
+		if (A.hasInAllocaAttr() || A.hasPreallocatedAttr())
+			return "inalloca or preallocated parameter";
+	return nullptr;
+}
+
+// The twin: F's clone, internal, without profile updates, ftrace or kCFI
+// entry (it is only reached by F's tail call).
+Function *makeTwin(Function &F)
+{
+	ValueToValueMapTy Map;
+	Function *Twin = CloneFunction(&F, Map);
+	SmallVector<WeakTrackingVH, 16> Dead;
+
+	Twin->setName(F.getName() + ".kpgo_twin");
+	Twin->setLinkage(GlobalValue::InternalLinkage);
+	Twin->setVisibility(GlobalValue::DefaultVisibility);
+	Twin->setDSOLocal(true);
+	Twin->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+	for (const char *Kind : { "fentry-call", "patchable-function-entry",
+				  "patchable-function-prefix" })
+		Twin->removeFnAttr(Kind);
+	Twin->setMetadata(LLVMContext::MD_kcfi_type, nullptr);
+	for (Instruction *I : profileUpdates(*Twin)) {
+		for (Value *Operand : I->operands())
+			Dead.push_back(Operand);
+		I->eraseFromParent();
+	}
+	RecursivelyDeleteTriviallyDeadInstructionsPermissive(Dead);
+	return Twin;
+}
+
+// The burst flag's value, loaded at B's insertion point.
+Value *loadBurst(IRBuilder<> &B, GlobalVariable &Flag)
+{
+	Value *Address;
+
+	if (FlagTls)
+		Address = B.CreateThreadLocalAddress(&Flag);
+	else
+		Address = B.CreateIntToPtr(B.CreatePtrToInt(&Flag, B.getInt64Ty()),
+					   PointerType::get(B.getContext(), 256));
+	LoadInst *Burst = B.CreateLoad(B.getInt8Ty(), Address, "kpgo.burst");
+	Burst->setVolatile(true);
+	return B.CreateICmpNE(Burst, B.getInt8(0));
+}
+
+// A function that cannot have a twin: each update under the test.
+void guardUpdates(Function &F, GlobalVariable &Flag)
+{
+	for (Instruction *Update : profileUpdates(F)) {
+		IRBuilder<> B(Update);
+		Instruction *Then = SplitBlockAndInsertIfThen(
+			loadBurst(B, Flag), Update->getIterator(), false,
+			MDBuilder(F.getContext()).createBranchWeights(1, 1000));
+		Update->moveBefore(Then->getIterator());
+	}
+}
+
+// F's new entry: unless the burst flag is set, tail-call TWIN.  F's static
+// allocas move to the new entry block, which must hold them.
+void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
+{
+	LLVMContext &Context = F.getContext();
+	BasicBlock *Body = &F.getEntryBlock();
+	BasicBlock *Entry = BasicBlock::Create(Context, "kpgo.entry", &F, Body);
+	BasicBlock *ToTwin = BasicBlock::Create(Context, "kpgo.twin", &F, Body);
+	IRBuilder<> B(Entry);
+	SmallVector<AllocaInst *, 8> Allocas;
+	SmallVector<Value *, 8> Arguments;
+	SmallVector<AttributeSet, 8> Parameters;
+
+	for (Instruction &I : *Body)
+		if (auto *Alloca = dyn_cast<AllocaInst>(&I))
+			if (Alloca->isStaticAlloca())
+				Allocas.push_back(Alloca);
+	for (AllocaInst *Alloca : Allocas)
+		Alloca->moveBefore(Entry->end());
+
+	// Bursts are rare: the twin is the fall-through.
+	B.CreateCondBr(loadBurst(B, Flag), Body, ToTwin,
+		       MDBuilder(Context).createBranchWeights(1, 1000));
+
+	B.SetInsertPoint(ToTwin);
+	for (Argument &A : F.args()) {
+		Arguments.push_back(&A);
+		Parameters.push_back(F.getAttributes().getParamAttrs(A.getArgNo()));
+	}
+	CallInst *Call = B.CreateCall(&Twin, Arguments);
+	Call->setCallingConv(F.getCallingConv());
+	Call->setAttributes(AttributeList::get(Context, AttributeSet(),
+					       F.getAttributes().getRetAttrs(), Parameters));
+	Call->setTailCallKind(CallInst::TCK_MustTail);
+	if (F.getReturnType()->isVoidTy())
+		B.CreateRetVoid();
+	else
+		B.CreateRet(Call);
+}
+
+struct EntrySamplingPass : PassInfoMixin<EntrySamplingPass> {
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+	{
+		SmallVector<Function *, 64> Instrumented;
+		StringMap<unsigned> NotTwinned;
+		GlobalVariable *Flag;
+		unsigned Twinned = 0;
+
+		for (Function &F : M)
+			if (!F.isDeclaration() && !F.hasAvailableExternallyLinkage() &&
+			    !profileUpdates(F).empty())
+				Instrumented.push_back(&F);
+		if (Instrumented.empty())
+			return PreservedAnalyses::all();
+
+		Flag = M.getGlobalVariable(FlagName);
+		if (!Flag)
+			Flag = new GlobalVariable(M, Type::getInt8Ty(M.getContext()), false,
+						  GlobalValue::ExternalLinkage, nullptr, FlagName,
+						  nullptr,
+						  FlagTls ? GlobalValue::GeneralDynamicTLSModel :
+							    GlobalValue::NotThreadLocal);
+		// The kernel's per-CPU variable is in vmlinux: %gs:symbol.
+		if (!FlagTls)
+			Flag->setDSOLocal(true);
+		for (Function *F : Instrumented) {
+			if (const char *Why = cannotTwin(*F)) {
+				NotTwinned[Why]++;
+				guardUpdates(*F, *Flag);
+				continue;
+			}
+			addEntryTest(*F, *makeTwin(*F), *Flag);
+			Twinned++;
+		}
+		if (Stats) {
+			errs() << "kpgo-entry-sampling: " << M.getSourceFileName() << ": "
+			       << Twinned << " of " << Instrumented.size()
+			       << " instrumented functions twinned";
+			for (auto &Entry : NotTwinned)
+				errs() << "; " << Entry.getValue() << " " << Entry.getKey();
+			errs() << "\n";
+		}
+		return PreservedAnalyses::none();
+	}
+};
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
+{
+	return { LLVM_PLUGIN_API_VERSION, "kpgo-entry-sampling", "1",
+		 [](PassBuilder &PB) {
+			 PB.registerOptimizerLastEPCallback(
+				 [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
+					 MPM.addPass(EntrySamplingPass());
+				 });
+		 } };
+}

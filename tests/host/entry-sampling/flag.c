@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The burst flag of the entry-sampling test (thread-local on the host,
+ * per-CPU in the kernel), compiled without instrumentation.
+ * KPGO_BURST=always sets it from the start (main's entry included),
+ * never leaves it clear, and N sets it for one round in every N.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+_Thread_local unsigned char kpgo_entry_burst;
+static int every, round_number;
+
+__attribute__((constructor)) static void burst_start(void)
+{
+	const char *mode = getenv("KPGO_BURST");
+
+	if (!mode || !strcmp(mode, "always"))
+		kpgo_entry_burst = 1;
+	else if (strcmp(mode, "never"))
+		every = atoi(mode);
+}
+
+void burst_tick(void)
+{
+	if (every)
+		kpgo_entry_burst = round_number++ % every == 0;
+}

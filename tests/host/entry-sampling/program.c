@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The entry-sampling plugin's test program: what its twins must keep
+ * (branches, a loop, an indirect call, a variable-size memcpy, a static
+ * array that must stay in the entry block, recursion) and what cannot
+ * have a twin (a variadic function).  burst_tick() (flag.c, not
+ * instrumented) sets the burst flag before each round.
+ *
+ * Usage: program ROUNDS
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void burst_tick(void);
+
+__attribute__((noinline)) static int leaf(int x)
+{
+	return x & 1 ? 3 * x + 1 : x / 2;
+}
+
+__attribute__((noinline)) static int twice(int x)
+{
+	return 2 * x;
+}
+
+static int (*const table[])(int) = { leaf, twice };
+
+__attribute__((noinline)) int indirect(int i, int x)
+{
+	return table[i % 3 == 0](x);
+}
+
+__attribute__((noinline)) int with_array(int n)
+{
+	volatile char buf[256];
+	int sum = 0;
+
+	for (int i = 0; i < n && i < 256; i++)
+		buf[i] = i;
+	for (int i = 0; i < n && i < 256; i++)
+		sum += buf[i];
+	return sum;
+}
+
+__attribute__((noinline)) void copy(char *to, const char *from, size_t n)
+{
+	memcpy(to, from, n);
+}
+
+__attribute__((noinline)) int sum(int n, ...)
+{
+	va_list ap;
+	int total = 0;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		total += va_arg(ap, int);
+	va_end(ap);
+	return total;
+}
+
+__attribute__((noinline)) int recurse(int n)
+{
+	return n <= 1 ? 1 : recurse(n - 1) + (n & 1);
+}
+
+int main(int argc, char **argv)
+{
+	static char from[64] = "entry sampling", to[64];
+	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+	long total = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		burst_tick();
+		total += indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20);
+		copy(to, from, i % 64);
+	}
+	printf("%ld\n", total);
+	return 0;
+}
