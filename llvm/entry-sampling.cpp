@@ -20,9 +20,10 @@
 // -kpgo-entry-flag-tls, as a thread-local variable (the host's tests).
 //
 // Not twinned: variadic functions (a tail call cannot forward their
-// arguments portably), naked functions, functions that return twice, and
+// arguments portably), naked functions, functions that return twice,
 // functions with a parameter musttail cannot pass (inalloca,
-// preallocated).  Their counter updates and hook calls are each put under
+// preallocated), and, for the kernel's objtool, functions that do not
+// return and those marked STACK_FRAME_NON_STANDARD.  Their counter updates and hook calls are each put under
 // the same test instead, so that they too count only in bursts (all
 // counts keep one scale) at the cost of a test per update, as LLVM's own
 // -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints,
@@ -125,11 +126,31 @@ SmallVector<Instruction *, 16> profileUpdates(Function &F)
 	return Updates;
 }
 
+// The functions that the kernel's objtool must treat by name and cannot
+// know by a twin's (STACK_FRAME_NON_STANDARD: a pointer to each in
+// .discard.func_stack_frame_non_standard).
+SmallPtrSet<const Function *, 8> namedForObjtool(Module &M)
+{
+	SmallPtrSet<const Function *, 8> Named;
+
+	for (GlobalVariable &G : M.globals())
+		if (G.hasInitializer() && G.getSection().starts_with(".discard.func_stack_frame"))
+			if (auto *F = dyn_cast<Function>(G.getInitializer()->stripPointerCasts()))
+				Named.insert(F);
+	return Named;
+}
+
 // Why F cannot have a twin, or nullptr.
-const char *cannotTwin(const Function &F)
+const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *> &Named)
 {
 	if (F.isVarArg())
 		return "variadic";
+	// objtool finds a function that does not return by following its
+	// calls and jumps: a conditional tail call to a twin would hide it.
+	if (F.doesNotReturn())
+		return "noreturn";
+	if (Named.contains(&F))
+		return "non-standard stack frame";
 	if (F.hasFnAttribute(Attribute::Naked))
 		return "naked";
 	if (F.hasFnAttribute(Attribute::ReturnsTwice))
@@ -258,8 +279,9 @@ struct EntrySamplingPass : PassInfoMixin<EntrySamplingPass> {
 		// The kernel's per-CPU variable is in vmlinux: %gs:symbol.
 		if (!FlagTls)
 			Flag->setDSOLocal(true);
+		SmallPtrSet<const Function *, 8> Named = namedForObjtool(M);
 		for (Function *F : Instrumented) {
-			if (const char *Why = cannotTwin(*F)) {
+			if (const char *Why = cannotTwin(*F, Named)) {
 				NotTwinned[Why]++;
 				guardUpdates(*F, *Flag);
 				continue;

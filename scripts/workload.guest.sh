@@ -3,7 +3,8 @@
 # the in-tree modules of the build (if any), system calls, files, pipes
 # and processes, the modules' own work, then every profile file.
 # kpgo_workload_quarters=N (1 to 4, default 4) on the kernel command line
-# runs every loop N quarters of its full length (profile convergence).
+# runs every loop N quarters of its full length (profile convergence);
+# kpgo_workload_broad adds tests/kernel/guest/neighbours.c.
 set -e
 . /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
@@ -43,6 +44,14 @@ find / -xdev >/dev/null 2>&1 || true
 ls -laR /sys/kernel/debug >/dev/null 2>&1 || true
 seq 1 "$(scaled 20000)" | sort -r | uniq | wc -l >/dev/null
 step vmlinux-work
+
+# kpgo_workload_broad (VARIANTS=broad): system calls next to the untrained
+# benchmarks', which share their code without entering them.
+if grep -qw kpgo_workload_broad /proc/cmdline; then
+	ip link set lo up
+	/kpgo/neighbours "$(scaled 20000)"
+	step neighbours
+fi
 
 # The modules' own work, where they are loaded.
 if grep -q '^vfat ' /proc/modules; then
