@@ -22,8 +22,10 @@
 // Not twinned: variadic functions (a tail call cannot forward their
 // arguments portably), naked functions, functions that return twice,
 // functions with a parameter musttail cannot pass (inalloca,
-// preallocated), and, for the kernel's objtool, functions that do not
-// return and those marked STACK_FRAME_NON_STANDARD.  Their counter updates and hook calls are each put under
+// preallocated), functions whose block addresses are taken (a computed
+// goto's table would send the twin into the original's blocks), and, for
+// the kernel's objtool, functions that do not return and those marked
+// STACK_FRAME_NON_STANDARD.  Their counter updates and hook calls are each put under
 // the same test instead, so that they too count only in bursts (all
 // counts keep one scale) at the cost of a test per update, as LLVM's own
 // -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints,
@@ -151,6 +153,11 @@ const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *
 		return "noreturn";
 	if (Named.contains(&F))
 		return "non-standard stack frame";
+	// A computed goto's table holds the addresses of F's own blocks: a
+	// clone would jump from its body into F's, with another frame.
+	for (const BasicBlock &BB : F)
+		if (BB.hasAddressTaken())
+			return "block addresses taken";
 	if (F.hasFnAttribute(Attribute::Naked))
 		return "naked";
 	if (F.hasFnAttribute(Attribute::ReturnsTwice))

@@ -11,7 +11,8 @@
 #     function without a twin (variadic) counts under the flag too;
 #   - set one round in N, the functions called once per round count
 #     exactly the rounds of bursts;
-#   - every instrumented function but the variadic one has a twin.
+#   - every instrumented function but the variadic one and the computed
+#     goto has a twin.
 # Without the plugin's header and libraries (llvm-22-dev) this fails and
 # says to run scripts/setup.
 #
@@ -60,8 +61,9 @@ check "bursts never on: every count is 0 (no twin counts, the variadic function'
 	_ "$out/sampled-never.txt"
 blocks() { sed -n "/^  $2:\$/,/Block counts/s/^    Block counts: \[\(.*\)\]/\1/p" "$out/$1.txt"; }
 tenth() { blocks full-always "$1" | tr -d ' ' | tr , '\n' | awk '{ print $1 / 10 }' | paste -sd, | sed 's/,/, /g'; }
-# sum() has no twin (variadic): its updates wait for a burst one by one.
-for function in indirect copy sum; do
+# sum() (variadic) and dispatch() (a computed goto) have no twin: their
+# updates wait for a burst one by one.
+for function in indirect copy sum dispatch; do
 	check "one round in 10: $function()'s counts are exactly a tenth of full instrumentation's ($(blocks sampled-10 $function))" \
 		test "$(blocks sampled-10 $function)" = "$(tenth $function)"
 done
@@ -69,8 +71,8 @@ check "... indirect()'s calls in those rounds went to leaf() 66 times and twice(
 	bash -c 'grep -Eq "\[ *0, .*;leaf, +66 \]" "$1" && grep -Eq "\[ *0, .*;twice, +34 \]" "$1"' \
 	_ "$out/sampled-10.txt"
 echo "plugin: $(cat "$out/stats.txt")"
-check "every instrumented function has a twin but the variadic one" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: 7 of 8 instrumented functions twinned; 1 variadic" \
+check "every instrumented function has a twin but the variadic one and the computed goto" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: 7 of 9 instrumented functions twinned; 1 block addresses taken; 1 variadic" \
 	"$out/stats.txt"
 check "... and the object holds the 7 twins" \
 	test "$("$llvm/llvm-nm" "$out/sampled.o" | grep -c '\.kpgo_twin$')" = 7

@@ -3,7 +3,7 @@
  * The entry-sampling plugin's test program: what its twins must keep
  * (branches, a loop, an indirect call, a variable-size memcpy, a static
  * array that must stay in the entry block, recursion) and what cannot
- * have a twin (a variadic function).  burst_tick() (flag.c, not
+ * have a twin (a variadic function, a computed goto).  burst_tick() (flag.c, not
  * instrumented) sets the burst flag before each round.
  *
  * Usage: program ROUNDS
@@ -61,6 +61,18 @@ __attribute__((noinline)) int sum(int n, ...)
 	return total;
 }
 
+/* A computed goto, as the kernel's BPF interpreter has: no twin. */
+__attribute__((noinline)) int dispatch(int op)
+{
+	static void *const table[] = { &&add, &&sub };
+
+	goto *table[op & 1];
+add:
+	return op + 1;
+sub:
+	return op - 1;
+}
+
 __attribute__((noinline)) int recurse(int n)
 {
 	return n <= 1 ? 1 : recurse(n - 1) + (n & 1);
@@ -74,7 +86,8 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < rounds; i++) {
 		burst_tick();
-		total += indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20);
+		total += indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20) +
+			 dispatch(i) + dispatch(i + 1);
 		copy(to, from, i % 64);
 	}
 	printf("%ld\n", total);
