@@ -20,14 +20,13 @@ instruction counts are from -icount's (guest ns / 4 at shift=2), and, when a
 kernel was booted more than once, how far its boots differ.  Several boots of
 one kernel: the median.
 """
-import math
 import os
 import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
-from benchmark_sets import set_columns, set_geomeans  # noqa: E402
+from benchmark_sets import geomean, set_columns, set_geomeans  # noqa: E402
 
 METRICS = [
     ("cycles", "modeled cycles"),
@@ -81,10 +80,6 @@ def parse_run(spec):
         # -icount counts every repeat of a REP string instruction.
         per_op[name]["executed"] = (windows[index]["insns"] + windows[index]["rep_repeats"]) / ops
     return kernel, per_op
-
-
-def geomean(values):
-    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def lever_verdict(ratios, spreads):
