@@ -3,17 +3,28 @@
 // kpgo's entry sampling: an LLVM pass plugin for code compiled with
 // -fprofile-generate (clang -fpass-plugin=, rustc -Zllvm-plugins=).
 //
-// After the optimizer (counters lowered, inlining done), every function
-// that updates profile counters or calls a value-profiling hook gets a
-// twin: a clone without them (its counter stores and hook calls removed,
-// then what only they used).  The function itself keeps its body and
-// gains one test at entry: unless this CPU's burst flag is set, it
-// tail-calls its twin.  Between bursts a CPU therefore runs uninstrumented
-// code at the cost of one load, one predictable branch and one jump per
-// call; in a burst it counts everything, inlined callees included.  The
-// function's address stays its own (the twin is internal and only
-// reached from it), so address identity, kCFI and function pointers are
-// unchanged.
+// The shape is Arnold and Ryder's (PLDI 2001): two versions of the code,
+// one counted and one not, and a check where control enters.
+//
+// At the pipeline's start, before instrumentation, every function gets a
+// twin: a clone marked noprofile, so that instrumentation leaves it alone,
+// whose direct calls go to its callees' twins.  The inliner (which inlines
+// only between functions that agree on noprofile) then builds each twin
+// from uninstrumented bodies, optimized as if there were no profile.  The
+// function itself is instrumented as without the plugin: its CFG, and so
+// its profile's hash, are the same.
+//
+// At the optimizer's end, a function that can be entered from outside a
+// burst (visible outside the module, its address taken, or called by code
+// that runs outside bursts) gains one test at entry: unless this CPU's
+// burst flag is set, it tail-calls its twin.  Between bursts a CPU runs
+// the twins, which enter no test among themselves; a call into another
+// module, or through a pointer, pays one load, one predictable branch and
+// one jump.  In a burst, whole call trees are counted.  A function's
+// address stays its own, so address identity, kCFI and function pointers
+// are unchanged.  Twins that no entry test reaches are deleted; in a
+// module that was not instrumented, every twin is folded back into its
+// function.
 //
 // The flag: a byte named by -kpgo-entry-flag (default kpgo_entry_burst),
 // read %gs-relative (the kernel's per-CPU variables on x86-64) or, with
@@ -25,12 +36,17 @@
 // preallocated), functions whose block addresses are taken (a computed
 // goto's table would send the twin into the original's blocks), and, for
 // the kernel's objtool, functions that do not return and those marked
-// STACK_FRAME_NON_STANDARD.  Their counter updates and hook calls are each put under
-// the same test instead, so that they too count only in bursts (all
-// counts keep one scale) at the cost of a test per update, as LLVM's own
-// -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints,
-// per module, how many were twinned and why the rest were not.
+// STACK_FRAME_NON_STANDARD.  Where such a function can run outside a
+// burst, its counter updates and hook calls are each put under the same
+// test instead, so that they too count only in bursts (all counts keep
+// one scale) at the cost of a test per update, as LLVM's own
+// -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints, per
+// module, how many were twinned and why the rest were not, and what the
+// optimizer's end did.
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Constants.h"
@@ -53,6 +69,7 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace llvm;
 
@@ -168,29 +185,26 @@ const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *
 	return nullptr;
 }
 
-// The twin: F's clone, internal, without profile updates, ftrace or kCFI
-// entry (it is only reached by F's tail call).
+constexpr StringRef TwinSuffix = ".kpgo_twin";
+
+// The twin: F's clone, internal, noprofile, without a kCFI type (only
+// direct calls reach it).  Its ftrace entry stays: it is traced as
+// F.kpgo_twin.
 Function *makeTwin(Function &F)
 {
 	ValueToValueMapTy Map;
 	Function *Twin = CloneFunction(&F, Map);
-	SmallVector<WeakTrackingVH, 16> Dead;
 
-	Twin->setName(F.getName() + ".kpgo_twin");
+	Twin->setName(F.getName() + TwinSuffix);
 	Twin->setLinkage(GlobalValue::InternalLinkage);
 	Twin->setVisibility(GlobalValue::DefaultVisibility);
 	Twin->setDSOLocal(true);
 	Twin->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
-	for (const char *Kind : { "fentry-call", "patchable-function-entry",
-				  "patchable-function-prefix" })
-		Twin->removeFnAttr(Kind);
+	// Another module's copy of F's comdat may be the one kept, and the
+	// twins that call this one would then call into a discarded section.
+	Twin->setComdat(nullptr);
+	Twin->addFnAttr(Attribute::NoProfile);
 	Twin->setMetadata(LLVMContext::MD_kcfi_type, nullptr);
-	for (Instruction *I : profileUpdates(*Twin)) {
-		for (Value *Operand : I->operands())
-			Dead.push_back(Operand);
-		I->eraseFromParent();
-	}
-	RecursivelyDeleteTriviallyDeadInstructionsPermissive(Dead);
 	return Twin;
 }
 
@@ -261,49 +275,179 @@ void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
 		B.CreateRet(Call);
 }
 
-struct EntrySamplingPass : PassInfoMixin<EntrySamplingPass> {
+// Whether F's address is taken or F is used other than as a callee.
+bool hasNonCallUse(const Function &F)
+{
+	for (const Use &U : F.uses()) {
+		const auto *Call = dyn_cast<CallBase>(U.getUser());
+		if (!Call || !Call->isCallee(&U))
+			return true;
+	}
+	return false;
+}
+
+// An entry test or a twin of the optimizer's end can be reached from
+// outside the module: keep the twin until then.
+bool twinNeededAtEnd(const Function &F)
+{
+	if (F.hasAvailableExternallyLinkage())
+		return false; /* not emitted: no entry test */
+	return !F.hasLocalLinkage() || hasNonCallUse(F);
+}
+
+// At the pipeline's start: the twins, and their calls redirected.
+struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
 	{
-		SmallVector<Function *, 64> Instrumented;
-		StringMap<unsigned> NotTwinned;
-		GlobalVariable *Flag;
-		unsigned Twinned = 0;
-
-		for (Function &F : M)
-			if (!F.isDeclaration() && !F.hasAvailableExternallyLinkage() &&
-			    !profileUpdates(F).empty())
-				Instrumented.push_back(&F);
-		if (Instrumented.empty())
-			return PreservedAnalyses::all();
-
-		Flag = M.getGlobalVariable(FlagName);
-		if (!Flag)
-			Flag = new GlobalVariable(M, Type::getInt8Ty(M.getContext()), false,
-						  GlobalValue::ExternalLinkage, nullptr, FlagName,
-						  nullptr,
-						  FlagTls ? GlobalValue::GeneralDynamicTLSModel :
-							    GlobalValue::NotThreadLocal);
-		// The kernel's per-CPU variable is in vmlinux: %gs:symbol.
-		if (!FlagTls)
-			Flag->setDSOLocal(true);
 		SmallPtrSet<const Function *, 8> Named = namedForObjtool(M);
-		for (Function *F : Instrumented) {
-			if (const char *Why = cannotTwin(*F, Named)) {
-				NotTwinned[Why]++;
-				guardUpdates(*F, *Flag);
+		MapVector<Function *, Function *> TwinOf;
+		SmallVector<GlobalValue *, 64> Keep;
+		StringMap<unsigned> NotTwinned;
+		unsigned Candidates = 0;
+
+		for (Function &F : M) {
+			// An available_externally body is twinned too, so that the
+			// twins can inline it: a twin inlines only noprofile code.
+			if (F.isDeclaration() || F.hasFnAttribute(Attribute::NoProfile) ||
+			    F.hasFnAttribute(Attribute::SkipProfile))
 				continue;
-			}
-			addEntryTest(*F, *makeTwin(*F), *Flag);
-			Twinned++;
+			Candidates++;
+			if (const char *Why = cannotTwin(F, Named))
+				NotTwinned[Why]++;
+			else
+				TwinOf[&F] = nullptr;
 		}
+		for (auto &Entry : TwinOf)
+			Entry.second = makeTwin(*Entry.first);
+		for (auto &Entry : TwinOf) {
+			for (Instruction &I : instructions(*Entry.second))
+				if (auto *Call = dyn_cast<CallBase>(&I))
+					if (auto *Callee = dyn_cast<Function>(Call->getCalledOperand()))
+						if (Function *Twin = TwinOf.lookup(Callee))
+							Call->setCalledFunction(Twin);
+			if (twinNeededAtEnd(*Entry.first))
+				Keep.push_back(Entry.second);
+		}
+		if (!Keep.empty())
+			appendToCompilerUsed(M, Keep);
 		if (Stats) {
 			errs() << "kpgo-entry-sampling: " << M.getSourceFileName() << ": "
-			       << Twinned << " of " << Instrumented.size()
-			       << " instrumented functions twinned";
+			       << TwinOf.size() << " of " << Candidates << " functions twinned";
 			for (auto &Entry : NotTwinned)
 				errs() << "; " << Entry.getValue() << " " << Entry.getKey();
 			errs() << "\n";
 		}
+		return TwinOf.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
+	}
+};
+
+// At the optimizer's end: entry tests, guarded updates, and the twins
+// that nothing needs deleted.
+struct EntryTestPass : PassInfoMixin<EntryTestPass> {
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+	{
+		MapVector<Function *, Function *> TwinOf;
+		SetVector<Function *> Twins;
+		SetVector<Function *> Instrumented;
+		enum class Entry { Test, Guard };
+		MapVector<Function *, Entry> How;
+		unsigned Tests = 0, Guards = 0, Folded = 0, Kept = 0;
+		GlobalVariable *Flag = nullptr;
+		bool Changed;
+
+		for (Function &F : M)
+			if (F.getName().ends_with(TwinSuffix) && F.hasLocalLinkage())
+				Twins.insert(&F);
+		removeFromUsedLists(M, [&](Constant *C) {
+			auto *F = dyn_cast<Function>(C->stripPointerCasts());
+			return F && Twins.contains(F);
+		});
+		for (Function *Twin : Twins)
+			if (Function *F = M.getFunction(Twin->getName().drop_back(TwinSuffix.size())))
+				if (!F->isDeclaration() && F->getFunctionType() == Twin->getFunctionType())
+					TwinOf[F] = Twin;
+		for (Function &F : M)
+			if (!F.isDeclaration() && !F.hasAvailableExternallyLinkage() &&
+			    !profileUpdates(F).empty())
+				Instrumented.insert(&F);
+		// Not instrumented (a module built without -fprofile-generate):
+		// the twin is F again.
+		for (auto &Pair : TwinOf) {
+			if (Instrumented.contains(Pair.first) || Instrumented.contains(Pair.second))
+				continue;
+			Pair.second->replaceAllUsesWith(Pair.first);
+			Twins.remove(Pair.second);
+			Pair.second->eraseFromParent();
+			Pair.second = nullptr;
+			Folded++;
+		}
+
+		// Which instrumented functions can run outside a burst: those
+		// visible outside the module or used other than by a call, and
+		// those called by code that does (a twin, a function not
+		// instrumented, a guarded one).  The rest run only in bursts,
+		// entered from a function that passed its test.
+		auto RunsOutsideBursts = [&](Function *F) {
+			auto It = How.find(F);
+			return !Instrumented.contains(F) || Twins.contains(F) ||
+			       (It != How.end() && It->second == Entry::Guard);
+		};
+		auto EnteredOutsideBursts = [&](Function *F) {
+			if (!F->hasLocalLinkage() || hasNonCallUse(*F))
+				return true;
+			for (User *U : F->users())
+				if (RunsOutsideBursts(cast<CallBase>(U)->getFunction()))
+					return true;
+			return false;
+		};
+		do {
+			Changed = false;
+			for (Function *F : Instrumented) {
+				if (How.count(F) || !EnteredOutsideBursts(F))
+					continue;
+				How[F] = TwinOf.lookup(F) ? Entry::Test : Entry::Guard;
+				Changed = true;
+			}
+		} while (Changed);
+
+		if (!How.empty()) {
+			Flag = M.getGlobalVariable(FlagName);
+			if (!Flag)
+				Flag = new GlobalVariable(
+					M, Type::getInt8Ty(M.getContext()), false,
+					GlobalValue::ExternalLinkage, nullptr, FlagName, nullptr,
+					FlagTls ? GlobalValue::GeneralDynamicTLSModel :
+						  GlobalValue::NotThreadLocal);
+			// The kernel's per-CPU variable is in vmlinux: %gs:symbol.
+			if (!FlagTls)
+				Flag->setDSOLocal(true);
+		}
+		for (auto &Decision : How) {
+			if (Decision.second == Entry::Test) {
+				addEntryTest(*Decision.first, *TwinOf.lookup(Decision.first), *Flag);
+				Tests++;
+			} else {
+				guardUpdates(*Decision.first, *Flag);
+				Guards++;
+			}
+		}
+		// Twins that nothing calls any more: F was inlined everywhere, or
+		// runs only in bursts.
+		do {
+			Changed = false;
+			for (Function *Twin : SmallVector<Function *, 64>(Twins.begin(), Twins.end())) {
+				if (!Twin->use_empty())
+					continue;
+				Twins.remove(Twin);
+				Twin->eraseFromParent();
+				Changed = true;
+			}
+		} while (Changed);
+		Kept = Twins.size();
+		if (Stats && (!TwinOf.empty() || !Instrumented.empty()))
+			errs() << "kpgo-entry-sampling: " << M.getSourceFileName() << ": at the end "
+			       << Tests << " entry tests, " << Guards << " guarded, " << Kept
+			       << " twins kept, " << Folded << " folded back\n";
 		return PreservedAnalyses::none();
 	}
 };
@@ -314,9 +458,13 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
 	return { LLVM_PLUGIN_API_VERSION, "kpgo-entry-sampling", "1",
 		 [](PassBuilder &PB) {
+			 PB.registerPipelineStartEPCallback(
+				 [](ModulePassManager &MPM, OptimizationLevel) {
+					 MPM.addPass(EntryTwinPass());
+				 });
 			 PB.registerOptimizerLastEPCallback(
 				 [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
-					 MPM.addPass(EntrySamplingPass());
+					 MPM.addPass(EntryTestPass());
 				 });
 		 } };
 }

@@ -11,8 +11,9 @@
 #     function without a twin (variadic) counts under the flag too;
 #   - set one round in N, the functions called once per round count
 #     exactly the rounds of bursts;
-#   - every instrumented function but the variadic one and the computed
-#     goto has a twin.
+#   - every function but the variadic one and the computed goto has a
+#     twin (atoi's available_externally body too), and a twin's calls go
+#     to twins, or to the functions without one: no test between twins.
 # Without the plugin's header and libraries (llvm-22-dev) this fails and
 # says to run scripts/setup.
 #
@@ -71,9 +72,31 @@ check "... indirect()'s calls in those rounds went to leaf() 66 times and twice(
 	bash -c 'grep -Eq "\[ *0, .*;leaf, +66 \]" "$1" && grep -Eq "\[ *0, .*;twice, +34 \]" "$1"' \
 	_ "$out/sampled-10.txt"
 echo "plugin: $(cat "$out/stats.txt")"
-check "every instrumented function has a twin but the variadic one and the computed goto" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: 7 of 9 instrumented functions twinned; 1 block addresses taken; 1 variadic" \
+check "every function has a twin but the variadic one and the computed goto" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: 9 of 11 functions twinned; 1 block addresses taken; 1 variadic" \
 	"$out/stats.txt"
-check "... and the object holds the 7 twins" \
-	test "$("$llvm/llvm-nm" "$out/sampled.o" | grep -c '\.kpgo_twin$')" = 7
+# The 8 that can be entered from outside a burst: visible outside the
+# object, or whose address is taken.  atoi() was inlined, and its twin too.
+check "... the 8 entered from outside a burst test at entry, the 2 without a twin are guarded" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 8 entry tests, 2 guarded, 8 twins kept, 0 folded back" \
+	"$out/stats.txt"
+check "... and the object holds those 8 twins" \
+	test "$("$llvm/llvm-nm" "$out/sampled.o" | grep -c '\.kpgo_twin$')" = 8
+# one_round's twin: every call it makes, by the symbol it reaches.
+"$llvm/llvm-objdump" -d -r --no-show-raw-insn "$out/sampled.o" |
+	awk '/<one_round\.kpgo_twin>:/,/^$/' | grep -A1 call |
+	grep -oE '(R_X86_64_PLT32|R_X86_64_PC32)[[:space:]]+[A-Za-z_.]+|<[A-Za-z_.]+>' |
+	sed -E 's/^R_X86_64_[A-Z0-9]+[[:space:]]+//; s/[<>]//g' >"$out/round-twin-calls.txt"
+check "a twin calls its callees' twins, and the functions without one: $(paste -sd' ' "$out/round-twin-calls.txt")" \
+	test "$(sort -u "$out/round-twin-calls.txt" | paste -sd' ')" = \
+	"copy.kpgo_twin dispatch indirect.kpgo_twin recurse.kpgo_twin sum with_array.kpgo_twin"
+# Built without -fprofile-generate, the twins fold back: the same code.
+"$llvm/clang" -O2 -c "$src/program.c" -o "$out/plain.o"
+"$llvm/clang" -O2 -fpass-plugin="$plugin" -mllvm -kpgo-entry-stats \
+	-c "$src/program.c" -o "$out/plain-plugin.o" 2>"$out/plain-stats.txt"
+check "not instrumented: every twin folds back ($(tail -1 "$out/plain-stats.txt" | sed 's/.*: at the end //'))" \
+	grep -q "at the end 0 entry tests, 0 guarded, 0 twins kept, 8 folded back" "$out/plain-stats.txt"
+check "... and the code is that of the build without the plugin" \
+	cmp -s <("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain.o" | tail -n +3) \
+	<("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain-plugin.o" | tail -n +3)
 summary entry-sampling
