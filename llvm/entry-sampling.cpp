@@ -405,7 +405,10 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 			for (Function *F : Instrumented) {
 				if (How.count(F) || !EnteredOutsideBursts(F))
 					continue;
-				How[F] = TwinOf.lookup(F) ? Entry::Test : Entry::Guard;
+				// The optimizer may have found that F does not return
+				// (cannotTwin() saw only what the source said).
+				How[F] = TwinOf.lookup(F) && !F->doesNotReturn() ? Entry::Test :
+										   Entry::Guard;
 				Changed = true;
 			}
 		} while (Changed);
