@@ -324,7 +324,11 @@ struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 				if (auto *Call = dyn_cast<CallBase>(&I))
 					if (auto *Callee = dyn_cast<Function>(Call->getCalledOperand()))
 						if (Function *Twin = TwinOf.lookup(Callee))
-							Call->setCalledFunction(Twin);
+							// A weak definition may not be
+							// the one linked (mm's weak
+							// mem_init(), x86's strong one).
+							if (!Callee->isInterposable())
+								Call->setCalledFunction(Twin);
 			if (twinNeededAtEnd(*Entry.first))
 				Keep.push_back(Entry.second);
 		}
