@@ -36,7 +36,8 @@
 // preallocated), functions whose block addresses are taken (a computed
 // goto's table would send the twin into the original's blocks), and, for
 // the kernel's objtool, functions that do not return and those marked
-// STACK_FRAME_NON_STANDARD.  Where such a function can run outside a
+// STACK_FRAME_NON_STANDARD, and those of kprobes' blacklist
+// (NOKPROBE_SYMBOL).  Where such a function can run outside a
 // burst, its counter updates and hook calls are each put under the same
 // test instead, so that they too count only in bursts (all counts keep
 // one scale) at the cost of a test per update, as LLVM's own
@@ -145,17 +146,27 @@ SmallVector<Instruction *, 16> profileUpdates(Function &F)
 	return Updates;
 }
 
-// The functions that the kernel's objtool must treat by name and cannot
-// know by a twin's (STACK_FRAME_NON_STANDARD: a pointer to each in
-// .discard.func_stack_frame_non_standard).
-SmallPtrSet<const Function *, 8> namedForObjtool(Module &M)
+// The functions that the kernel names by address in a table, for a tool
+// that cannot know a twin: STACK_FRAME_NON_STANDARD (objtool, a pointer in
+// .discard.func_stack_frame_non_standard) and NOKPROBE_SYMBOL (kprobes'
+// blacklist, an address in _kprobe_blacklist: a probe on a twin of a
+// function kprobes itself runs would recurse).
+SmallPtrSet<const Function *, 8> namedByTables(Module &M)
 {
 	SmallPtrSet<const Function *, 8> Named;
 
-	for (GlobalVariable &G : M.globals())
-		if (G.hasInitializer() && G.getSection().starts_with(".discard.func_stack_frame"))
-			if (auto *F = dyn_cast<Function>(G.getInitializer()->stripPointerCasts()))
-				Named.insert(F);
+	for (GlobalVariable &G : M.globals()) {
+		if (!G.hasInitializer() ||
+		    !(G.getSection().starts_with(".discard.func_stack_frame") ||
+		      G.getSection() == "_kprobe_blacklist"))
+			continue;
+		Value *Entry = G.getInitializer();
+		if (auto *Cast = dyn_cast<ConstantExpr>(Entry))
+			if (Cast->getOpcode() == Instruction::PtrToInt)
+				Entry = Cast->getOperand(0);
+		if (auto *F = dyn_cast<Function>(Entry->stripPointerCasts()))
+			Named.insert(F);
+	}
 	return Named;
 }
 
@@ -169,7 +180,7 @@ const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *
 	if (F.doesNotReturn())
 		return "noreturn";
 	if (Named.contains(&F))
-		return "non-standard stack frame";
+		return "named in a table (objtool's, kprobes' blacklist)";
 	// A computed goto's table holds the addresses of F's own blocks: a
 	// clone would jump from its body into F's, with another frame.
 	for (const BasicBlock &BB : F)
@@ -299,7 +310,7 @@ bool twinNeededAtEnd(const Function &F)
 struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
 	{
-		SmallPtrSet<const Function *, 8> Named = namedForObjtool(M);
+		SmallPtrSet<const Function *, 8> Named = namedByTables(M);
 		MapVector<Function *, Function *> TwinOf;
 		SmallVector<GlobalValue *, 64> Keep;
 		StringMap<unsigned> NotTwinned;

@@ -11,7 +11,8 @@
 #     function without a twin (variadic) counts under the flag too;
 #   - set one round in N, the functions called once per round count
 #     exactly the rounds of bursts;
-#   - every function but the variadic one and the computed goto has a
+#   - every function but the variadic one, the computed goto and the one
+#     in kprobes' blacklist has a
 #     twin (atoi's available_externally body too), and a twin's calls go
 #     to twins, or to the functions without one: no test between twins;
 #     a function that the optimizer found does not return has no test
@@ -71,9 +72,9 @@ check "bursts never on: every count is 0 (no twin counts, the variadic function'
 	_ "$out/sampled-never.txt"
 blocks() { sed -n "/^  $2:\$/,/Block counts/s/^    Block counts: \[\(.*\)\]/\1/p" "$out/$1.txt"; }
 tenth() { blocks full-always "$1" | tr -d ' ' | tr , '\n' | awk '{ print $1 / 10 }' | paste -sd, | sed 's/,/, /g'; }
-# sum() (variadic) and dispatch() (a computed goto) have no twin: their
-# updates wait for a burst one by one.
-for function in indirect copy sum dispatch; do
+# sum() (variadic), dispatch() (a computed goto) and unprobed() (kprobes'
+# blacklist) have no twin: their updates wait for a burst one by one.
+for function in indirect copy sum dispatch unprobed; do
 	check "one round in 10: $function()'s counts are exactly a tenth of full instrumentation's ($(blocks sampled-10 $function))" \
 		test "$(blocks sampled-10 $function)" = "$(tenth $function)"
 done
@@ -81,15 +82,15 @@ check "... indirect()'s calls in those rounds went to leaf() 66 times and twice(
 	bash -c 'grep -Eq "\[ *0, .*;leaf, +66 \]" "$1" && grep -Eq "\[ *0, .*;twice, +34 \]" "$1"' \
 	_ "$out/sampled-10.txt"
 echo "plugin: $(cat "$out/stats.txt")"
-check "every function has a twin but the variadic one and the computed goto" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: 11 of 13 functions twinned; 1 block addresses taken; 1 variadic" \
+check "every function has a twin but the variadic one, the computed goto and the one in kprobes' blacklist" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: 11 of 14 functions twinned; 1 block addresses taken; 1 named in a table (objtool's, kprobes' blacklist); 1 variadic" \
 	"$out/stats.txt"
 # The 12 that can be entered from outside a burst: visible outside the
 # object, or whose address is taken; 9 test at entry, give_up() (found not
-# to return) is guarded with the 2 without a twin.  Its twin is kept for
+# to return) is guarded with the 3 without a twin.  Its twin is kept for
 # main's; atoi() was inlined, and its twin too.
-check "... the 9 entered from outside a burst test at entry; give_up() and the 2 without a twin are guarded" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 9 entry tests, 3 guarded, 10 twins kept, 0 folded back" \
+check "... the 9 entered from outside a burst test at entry; give_up() and the 3 without a twin are guarded" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 9 entry tests, 4 guarded, 10 twins kept, 0 folded back" \
 	"$out/stats.txt"
 check "... and the object holds those 10 twins" \
 	test "$("$llvm/llvm-nm" "$out/sampled.o" | grep -c '\.kpgo_twin$')" = 10
@@ -100,7 +101,7 @@ check "... and the object holds those 10 twins" \
 	sed -E 's/^R_X86_64_[A-Z0-9]+[[:space:]]+//; s/[<>]//g' >"$out/round-twin-calls.txt"
 check "a twin calls its callees' twins, the functions without one, and the weak one itself: $(paste -sd' ' "$out/round-twin-calls.txt")" \
 	test "$(sort -u "$out/round-twin-calls.txt" | paste -sd' ')" = \
-	"copy.kpgo_twin dispatch indirect.kpgo_twin overridden recurse.kpgo_twin sum with_array.kpgo_twin"
+	"copy.kpgo_twin dispatch indirect.kpgo_twin overridden recurse.kpgo_twin sum unprobed with_array.kpgo_twin"
 # Built without -fprofile-generate, the twins fold back: the same code.
 "$llvm/clang" -O2 -c "$src/program.c" -o "$out/plain.o"
 "$llvm/clang" -O2 -fpass-plugin="$plugin" -mllvm -kpgo-entry-stats \

@@ -3,8 +3,8 @@
  * The entry-sampling plugin's test program: what its twins must keep
  * (branches, a loop, an indirect call, a variable-size memcpy, a static
  * array that must stay in the entry block, recursion) and what cannot
- * have a twin (a variadic function, a computed goto), or an entry test (a
- * function that does not return).  burst_tick() (flag.c, not
+ * have a twin (a variadic function, a computed goto, a function named in
+ * kprobes' blacklist), or an entry test (a function that does not return).  burst_tick() (flag.c, not
  * instrumented) sets the burst flag before each round.
  *
  * Usage: program ROUNDS
@@ -89,6 +89,15 @@ __attribute__((noinline)) void give_up(const char *why)
 	exit(2);
 }
 
+/* Named in kprobes' blacklist, as NOKPROBE_SYMBOL() does: no twin. */
+__attribute__((noinline)) int unprobed(int x)
+{
+	return x ^ 0x55;
+}
+
+static unsigned long __attribute__((used, section("_kprobe_blacklist"))) unprobed_entry =
+	(unsigned long)unprobed;
+
 /* A weak default that flag.c overrides, as mm's mem_init() is by x86's. */
 __attribute__((noinline, weak)) int overridden(int x)
 {
@@ -100,7 +109,7 @@ __attribute__((noinline)) static long one_round(int i)
 {
 	static char from[64] = "entry sampling", to[64];
 	long total = indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20) +
-		     dispatch(i) + dispatch(i + 1) + overridden(i);
+		     dispatch(i) + dispatch(i + 1) + overridden(i) + unprobed(i);
 
 	copy(to, from, i % 64);
 	return total;
