@@ -246,36 +246,20 @@ void guardUpdates(Function &F, GlobalVariable &Flag)
 	}
 }
 
-// F's new entry: unless the burst flag is set, tail-call TWIN.  F's static
-// allocas move to the new entry block, which must hold them.
-void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
+// A block of F that tail-calls TARGET with F's arguments and returns.
+BasicBlock *tailCallBlock(Function &F, Function &Target, const char *Name)
 {
 	LLVMContext &Context = F.getContext();
-	BasicBlock *Body = &F.getEntryBlock();
-	BasicBlock *Entry = BasicBlock::Create(Context, "kpgo.entry", &F, Body);
-	BasicBlock *ToTwin = BasicBlock::Create(Context, "kpgo.twin", &F, Body);
-	IRBuilder<> B(Entry);
-	SmallVector<AllocaInst *, 8> Allocas;
+	BasicBlock *Block = BasicBlock::Create(Context, Name, &F);
+	IRBuilder<> B(Block);
 	SmallVector<Value *, 8> Arguments;
 	SmallVector<AttributeSet, 8> Parameters;
 
-	for (Instruction &I : *Body)
-		if (auto *Alloca = dyn_cast<AllocaInst>(&I))
-			if (Alloca->isStaticAlloca())
-				Allocas.push_back(Alloca);
-	for (AllocaInst *Alloca : Allocas)
-		Alloca->moveBefore(Entry->end());
-
-	// Bursts are rare: the twin is the fall-through.
-	B.CreateCondBr(loadBurst(B, Flag), Body, ToTwin,
-		       MDBuilder(Context).createBranchWeights(1, 1000));
-
-	B.SetInsertPoint(ToTwin);
 	for (Argument &A : F.args()) {
 		Arguments.push_back(&A);
 		Parameters.push_back(F.getAttributes().getParamAttrs(A.getArgNo()));
 	}
-	CallInst *Call = B.CreateCall(&Twin, Arguments);
+	CallInst *Call = B.CreateCall(&Target, Arguments);
 	Call->setCallingConv(F.getCallingConv());
 	Call->setAttributes(AttributeList::get(Context, AttributeSet(),
 					       F.getAttributes().getRetAttrs(), Parameters));
@@ -284,6 +268,56 @@ void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
 		B.CreateRetVoid();
 	else
 		B.CreateRet(Call);
+	return Block;
+}
+
+// F becomes a dispatcher: unless the burst flag is set, it tail-calls
+// TWIN, else its own body, which moves to an internal function,
+// F.kpgo_counted.  With the body in F, the backend put F's prologue
+// (saving the registers the body uses) before the test in half of the
+// kernel's functions, and a call to a twin paid it and its epilogue.  F
+// keeps its name, address, kCFI type and ftrace entry; the body keeps
+// F's debug information, and its counters are F's in the profile (the
+// names were set at instrumentation).
+void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
+{
+	LLVMContext &Context = F.getContext();
+	Function *Counted = Function::Create(F.getFunctionType(), GlobalValue::InternalLinkage,
+					     F.getAddressSpace(), F.getName() + ".kpgo_counted",
+					     F.getParent());
+	SmallVector<std::pair<unsigned, MDNode *>, 4> Metadata;
+
+	Counted->copyAttributesFrom(&F);
+	Counted->setLinkage(GlobalValue::InternalLinkage);
+	Counted->setVisibility(GlobalValue::DefaultVisibility);
+	Counted->setDSOLocal(true);
+	Counted->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+	// Only F reaches it: discarded with F's comdat.
+	Counted->setComdat(F.getComdat());
+	for (const char *Kind : { "fentry-call", "patchable-function-entry",
+				  "patchable-function-prefix" })
+		Counted->removeFnAttr(Kind);
+	Counted->splice(Counted->begin(), &F);
+	for (auto [From, To] : zip(F.args(), Counted->args())) {
+		To.takeName(&From);
+		From.replaceAllUsesWith(&To);
+	}
+	F.getAllMetadata(Metadata);
+	for (auto &[Kind, Node] : Metadata) {
+		if (Kind == LLVMContext::MD_kcfi_type)
+			continue; /* F's address is the one called indirectly */
+		Counted->setMetadata(Kind, Node);
+		F.setMetadata(Kind, nullptr);
+	}
+	F.setPersonalityFn(nullptr);
+
+	BasicBlock *Entry = BasicBlock::Create(Context, "kpgo.entry", &F);
+	BasicBlock *ToCounted = tailCallBlock(F, *Counted, "kpgo.counted");
+	BasicBlock *ToTwin = tailCallBlock(F, Twin, "kpgo.twin");
+	IRBuilder<> B(Entry);
+	// Bursts are rare: the twin is the likely way.
+	B.CreateCondBr(loadBurst(B, Flag), ToCounted, ToTwin,
+		       MDBuilder(Context).createBranchWeights(1, 1000));
 }
 
 // Whether F's address is taken or F is used other than as a callee.

@@ -102,6 +102,14 @@ check "... and the object holds those 10 twins" \
 check "a twin calls its callees' twins, the functions without one, and the weak one itself: $(paste -sd' ' "$out/round-twin-calls.txt")" \
 	test "$(sort -u "$out/round-twin-calls.txt" | paste -sd' ')" = \
 	"copy.kpgo_twin dispatch indirect.kpgo_twin overridden recurse.kpgo_twin sum unprobed with_array.kpgo_twin"
+# A function with an entry test is a dispatcher: the flag's address (TLS
+# here, one %gs-relative compare in the kernel), the test, and a jump to
+# the twin or to its body; nothing of the body's prologue comes first.
+"$llvm/llvm-objdump" -d --no-show-raw-insn "$out/sampled.o" |
+	awk '/^[0-9a-f]+ <with_array>:/,/^$/' | grep -P '^\s+[0-9a-f]+:\t' |
+	grep -v nop | cut -f2 | awk '{ print $1 }' | paste -sd' ' >"$out/dispatcher.txt"
+check "with_array() is its entry test only: $(cat "$out/dispatcher.txt")" \
+	test "$(cat "$out/dispatcher.txt")" = "movq cmpb je jmp"
 # Built without -fprofile-generate, the twins fold back: the same code.
 "$llvm/clang" -O2 -c "$src/program.c" -o "$out/plain.o"
 "$llvm/clang" -O2 -fpass-plugin="$plugin" -mllvm -kpgo-entry-stats \
