@@ -106,8 +106,9 @@ check "a twin calls its callees' twins, the functions without one, and the weak 
 # here, one %gs-relative compare in the kernel), the test, and a jump to
 # the twin or to its body; nothing of the body's prologue comes first.
 "$llvm/llvm-objdump" -d --no-show-raw-insn "$out/sampled.o" |
-	awk '/^[0-9a-f]+ <with_array>:/,/^$/' | grep -P '^\s+[0-9a-f]+:\t' |
-	grep -v nop | cut -f2 | awk '{ print $1 }' | paste -sd' ' >"$out/dispatcher.txt"
+	awk -F '\t' '/^[0-9a-f]+ <with_array>:/ { on = 1; next } /^$/ { on = 0 }
+		on && NF > 1 && $2 !~ /^nop/ { split($2, word, " "); print word[1] }' |
+	paste -sd' ' >"$out/dispatcher.txt"
 check "with_array() is its entry test only: $(cat "$out/dispatcher.txt")" \
 	test "$(cat "$out/dispatcher.txt")" = "movq cmpb je jmp"
 # Built without -fprofile-generate, the twins fold back: the same code.
