@@ -311,6 +311,17 @@ void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
 	}
 	F.setPersonalityFn(nullptr);
 
+	// The layout of a kernel without bursts: each dispatcher just before
+	// its twin, and the counted bodies, which run in bursts only, apart
+	// with the code the compiler calls cold (the kernel links it after
+	// the rest of its text).  A function placed in a section of its own
+	// (__init, __sched, ...) keeps its body there.
+	F.getParent()->getFunctionList().splice(std::next(F.getIterator()),
+						F.getParent()->getFunctionList(),
+						Twin.getIterator());
+	if (!F.hasSection())
+		Counted->setSection(".text.unlikely");
+
 	BasicBlock *Entry = BasicBlock::Create(Context, "kpgo.entry", &F);
 	BasicBlock *ToCounted = tailCallBlock(F, *Counted, "kpgo.counted");
 	BasicBlock *ToTwin = tailCallBlock(F, Twin, "kpgo.twin");
@@ -474,6 +485,11 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 			if (!FlagTls)
 				Flag->setDSOLocal(true);
 		}
+		// What runs in bursts only goes apart, as the counted bodies do
+		// (addEntryTest()).
+		for (Function *F : Instrumented)
+			if (!How.count(F) && !F->hasSection())
+				F->setSection(".text.unlikely");
 		for (auto &Decision : How) {
 			if (Decision.second == Entry::Test) {
 				addEntryTest(*Decision.first, *TwinOf.lookup(Decision.first), *Flag);
