@@ -285,8 +285,14 @@ static void op_timerfd_arm(void)
 {
 	struct itimerspec when = { .it_value = { .tv_sec = 1 } }, left, off = { 0 };
 
+	/*
+	 * Armed, it has time left: all of the second when the clock has not
+	 * moved since (a jiffies clock source: a model boot of several vCPUs,
+	 * whose TSC check fails).
+	 */
 	if (timerfd_settime(timer_fd, 0, &when, NULL) ||
-	    timerfd_gettime(timer_fd, &left) || !left.it_value.tv_nsec ||
+	    timerfd_gettime(timer_fd, &left) ||
+	    (!left.it_value.tv_sec && !left.it_value.tv_nsec) ||
 	    timerfd_settime(timer_fd, 0, &off, NULL))
 		exit(1);
 }
