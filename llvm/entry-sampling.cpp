@@ -8,21 +8,26 @@
 //
 // At the pipeline's start, before instrumentation, every function gets a
 // twin: a clone marked noprofile, so that instrumentation leaves it alone,
-// whose direct calls go to its callees' twins.  The inliner (which inlines
-// only between functions that agree on noprofile) then builds each twin
-// from uninstrumented bodies, optimized as if there were no profile.  The
-// function itself is instrumented as without the plugin: its CFG, and so
-// its profile's hash, are the same.
+// whose direct calls go to its callees' twins (not a weak callee's: the
+// linker may choose another definition).  The inliner (which inlines only
+// between functions that agree on noprofile) then builds each twin from
+// uninstrumented bodies, optimized as if there were no profile.  The
+// function itself is instrumented as without the plugin, so its profile
+// fits a build without it; but the twin's uses of what the function uses
+// can change a few of the PGO pre-inliner's decisions, which shape the
+// hashed CFG (22 of 22,674 kernel functions out of date).
 //
 // At the optimizer's end, a function that can be entered from outside a
 // burst (visible outside the module, its address taken, or called by code
-// that runs outside bursts) gains one test at entry: unless this CPU's
-// burst flag is set, it tail-calls its twin.  Between bursts a CPU runs
-// the twins, which enter no test among themselves; a call into another
-// module, or through a pointer, pays one load, one predictable branch and
-// one jump.  In a burst, whole call trees are counted.  A function's
-// address stays its own, so address identity, kCFI and function pointers
-// are unchanged.  Twins that no entry test reaches are deleted; in a
+// that runs outside bursts) becomes a dispatcher: unless this CPU's burst
+// flag is set it tail-calls its twin, else its own body, moved to
+// F.kpgo_counted.  Between bursts a CPU runs the twins, which enter no
+// test among themselves; a call from another module, or through a
+// pointer, pays a compare with memory and a taken branch.  In a burst,
+// whole call trees are counted.  A function's address stays its own, so
+// address identity, kCFI and function pointers are unchanged.  Each twin
+// follows its dispatcher, and what runs only in bursts goes to
+// .text.unlikely.  Twins that no dispatcher reaches are deleted; in a
 // module that was not instrumented, every twin is folded back into its
 // function.
 //
