@@ -55,9 +55,11 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/MDBuilder.h"
@@ -106,6 +108,13 @@ bool isCounterAddress(Value *P)
 				return true;
 		} else if (auto *GEP = dyn_cast<GEPOperator>(V)) {
 			Work.push_back(GEP->getPointerOperand());
+		} else if (auto *Phi = dyn_cast<PHINode>(V)) {
+			// Stores of two counters merged by SimplifyCFG.
+			for (Value *Incoming : Phi->incoming_values())
+				Work.push_back(Incoming);
+		} else if (auto *Select = dyn_cast<SelectInst>(V)) {
+			Work.push_back(Select->getTrueValue());
+			Work.push_back(Select->getFalseValue());
 		} else if (auto *Op = dyn_cast<Operator>(V)) {
 			switch (Op->getOpcode()) {
 			case Instruction::BitCast:
@@ -153,9 +162,11 @@ SmallVector<Instruction *, 16> profileUpdates(Function &F)
 
 // The functions that the kernel names by address in a table, for a tool
 // that cannot know a twin: STACK_FRAME_NON_STANDARD (objtool, a pointer in
-// .discard.func_stack_frame_non_standard) and NOKPROBE_SYMBOL (kprobes'
+// .discard.func_stack_frame_non_standard), NOKPROBE_SYMBOL (kprobes'
 // blacklist, an address in _kprobe_blacklist: a probe on a twin of a
-// function kprobes itself runs would recurse).
+// function kprobes itself runs would recurse) and ALLOW_ERROR_INJECTION
+// (a struct in _error_injection_whitelist whose first field is the
+// address: an error injected at F must reach every call of it).
 SmallPtrSet<const Function *, 8> namedByTables(Module &M)
 {
 	SmallPtrSet<const Function *, 8> Named;
@@ -163,9 +174,12 @@ SmallPtrSet<const Function *, 8> namedByTables(Module &M)
 	for (GlobalVariable &G : M.globals()) {
 		if (!G.hasInitializer() ||
 		    !(G.getSection().starts_with(".discard.func_stack_frame") ||
-		      G.getSection() == "_kprobe_blacklist"))
+		      G.getSection() == "_kprobe_blacklist" ||
+		      G.getSection() == "_error_injection_whitelist"))
 			continue;
 		Value *Entry = G.getInitializer();
+		if (auto *Fields = dyn_cast<ConstantStruct>(Entry))
+			Entry = Fields->getOperand(0);
 		if (auto *Cast = dyn_cast<ConstantExpr>(Entry))
 			if (Cast->getOpcode() == Instruction::PtrToInt)
 				Entry = Cast->getOperand(0);
@@ -173,6 +187,29 @@ SmallPtrSet<const Function *, 8> namedByTables(Module &M)
 			Named.insert(F);
 	}
 	return Named;
+}
+
+// Whether the asm text defines a label that is not numeric and not made
+// unique per instance with %=.
+bool definesNamedLabel(StringRef Text)
+{
+	SmallVector<StringRef, 16> Lines, Statements;
+
+	Text.split(Lines, '\n');
+	for (StringRef Line : Lines)
+		Line.split(Statements, ';');
+	for (StringRef Statement : Statements) {
+		StringRef Label = Statement.trim();
+		size_t Colon = Label.find(':');
+		if (Colon == StringRef::npos || Colon == 0)
+			continue;
+		Label = Label.take_front(Colon);
+		if (Label.contains("%=") || all_of(Label, isDigit))
+			continue;
+		if (all_of(Label, [](char C) { return isAlnum(C) || C == '_' || C == '.' || C == '$'; }))
+			return true;
+	}
+	return false;
 }
 
 // Why F cannot have a twin, or nullptr.
@@ -185,7 +222,7 @@ const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *
 	if (F.doesNotReturn())
 		return "noreturn";
 	if (Named.contains(&F))
-		return "named in a table (objtool's, kprobes' blacklist)";
+		return "named in a table (objtool's, kprobes', error injection's)";
 	// A computed goto's table holds the addresses of F's own blocks: a
 	// clone would jump from its body into F's, with another frame.
 	for (const BasicBlock &BB : F)
@@ -198,10 +235,27 @@ const char *cannotTwin(const Function &F, const SmallPtrSetImpl<const Function *
 	for (const Argument &A : F.args())
 		if (A.hasInAllocaAttr() || A.hasPreallocatedAttr())
 			return "inalloca or preallocated parameter";
+	// A label that an asm statement defines would be defined twice (the
+	// kernel's int3_selftest_ip); numeric labels and %= are local to
+	// each copy.
+	for (const Instruction &I : instructions(F))
+		if (const auto *Call = dyn_cast<CallBase>(&I))
+			if (const auto *Asm = dyn_cast<InlineAsm>(Call->getCalledOperand()))
+				if (definesNamedLabel(Asm->getAsmString()))
+					return "asm defines a label";
 	return nullptr;
 }
 
 constexpr StringRef TwinSuffix = ".kpgo_twin";
+// A twin's mark, with its function's name: the end pass finds twins by it,
+// not by a name the optimizer may change.
+constexpr StringRef TwinOfAttribute = "kpgo-twin-of";
+// A twin that was kept from the start (llvm.compiler.used), so that no
+// interprocedural pass specialized it to the calls it had: only such a
+// twin may be called from a dispatcher, with any arguments.
+constexpr StringRef DispatchableAttribute = "kpgo-twin-dispatchable";
+// The module flag that says the end pass ran (LTO may run it again).
+constexpr StringRef DoneFlag = "kpgo-entry-sampling";
 
 // The twin: F's clone, internal, noprofile, without a kCFI type (only
 // direct calls reach it).  Its ftrace entry stays: it is traced as
@@ -220,7 +274,9 @@ Function *makeTwin(Function &F)
 	// twins that call this one would then call into a discarded section.
 	Twin->setComdat(nullptr);
 	Twin->addFnAttr(Attribute::NoProfile);
+	Twin->addFnAttr(TwinOfAttribute, F.getName());
 	Twin->setMetadata(LLVMContext::MD_kcfi_type, nullptr);
+	Twin->setMetadata(LLVMContext::MD_type, nullptr);
 	return Twin;
 }
 
@@ -265,7 +321,7 @@ BasicBlock *tailCallBlock(Function &F, Function &Target, const char *Name)
 		Parameters.push_back(F.getAttributes().getParamAttrs(A.getArgNo()));
 	}
 	CallInst *Call = B.CreateCall(&Target, Arguments);
-	Call->setCallingConv(F.getCallingConv());
+	Call->setCallingConv(Target.getCallingConv());
 	Call->setAttributes(AttributeList::get(Context, AttributeSet(),
 					       F.getAttributes().getRetAttrs(), Parameters));
 	Call->setTailCallKind(CallInst::TCK_MustTail);
@@ -290,8 +346,6 @@ void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
 	Function *Counted = Function::Create(F.getFunctionType(), GlobalValue::InternalLinkage,
 					     F.getAddressSpace(), F.getName() + ".kpgo_counted",
 					     F.getParent());
-	SmallVector<std::pair<unsigned, MDNode *>, 4> Metadata;
-
 	Counted->copyAttributesFrom(&F);
 	Counted->setLinkage(GlobalValue::InternalLinkage);
 	Counted->setVisibility(GlobalValue::DefaultVisibility);
@@ -307,13 +361,16 @@ void addEntryTest(Function &F, Function &Twin, GlobalVariable &Flag)
 		To.takeName(&From);
 		From.replaceAllUsesWith(&To);
 	}
-	F.getAllMetadata(Metadata);
-	for (auto &[Kind, Node] : Metadata) {
-		if (Kind == LLVMContext::MD_kcfi_type)
-			continue; /* F's address is the one called indirectly */
-		Counted->setMetadata(Kind, Node);
+	// What describes the body goes with it; what describes F's address
+	// (kCFI and CFI types, -fsanitize=function's signature) stays.
+	for (unsigned Kind : { LLVMContext::MD_dbg, LLVMContext::MD_prof,
+			       LLVMContext::MD_section_prefix }) {
+		Counted->setMetadata(Kind, F.getMetadata(Kind));
 		F.setMetadata(Kind, nullptr);
 	}
+	for (unsigned Kind : { LLVMContext::MD_kcfi_type, LLVMContext::MD_type,
+			       LLVMContext::MD_func_sanitize })
+		Counted->setMetadata(Kind, nullptr);
 	F.setPersonalityFn(nullptr);
 
 	// The layout of a kernel without bursts: each dispatcher just before
@@ -387,19 +444,29 @@ struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 						if (Function *Twin = TwinOf.lookup(Callee))
 							// A weak definition may not be
 							// the one linked (mm's weak
-							// mem_init(), x86's strong one).
-							if (!Callee->isInterposable())
-								Call->setCalledFunction(Twin);
-			if (twinNeededAtEnd(*Entry.first))
+							// mem_init(), x86's strong one);
+							// a call through a cast keeps its
+							// own type.
+							if (!Callee->isInterposable() &&
+							    Call->getFunctionType() ==
+								    Twin->getFunctionType())
+								Call->setCalledOperand(Twin);
+			if (twinNeededAtEnd(*Entry.first)) {
+				Entry.second->addFnAttr(DispatchableAttribute);
 				Keep.push_back(Entry.second);
+			}
 		}
 		if (!Keep.empty())
 			appendToCompilerUsed(M, Keep);
 		if (Stats) {
 			errs() << "kpgo-entry-sampling: " << M.getSourceFileName() << ": "
 			       << TwinOf.size() << " of " << Candidates << " functions twinned";
+			SmallVector<StringRef, 8> Reasons;
 			for (auto &Entry : NotTwinned)
-				errs() << "; " << Entry.getValue() << " " << Entry.getKey();
+				Reasons.push_back(Entry.getKey());
+			sort(Reasons);
+			for (StringRef Reason : Reasons)
+				errs() << "; " << NotTwinned[Reason] << " " << Reason;
 			errs() << "\n";
 		}
 		return TwinOf.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
@@ -420,15 +487,21 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 		GlobalVariable *Flag = nullptr;
 		bool Changed;
 
+		// Once per module: under LTO the optimizer's end comes again, and
+		// would take a dispatcher for a function not instrumented.
+		if (M.getModuleFlag(DoneFlag))
+			return PreservedAnalyses::all();
+		M.addModuleFlag(Module::Warning, DoneFlag, 1);
 		for (Function &F : M)
-			if (F.getName().ends_with(TwinSuffix) && F.hasLocalLinkage())
+			if (F.hasFnAttribute(TwinOfAttribute))
 				Twins.insert(&F);
 		removeFromUsedLists(M, [&](Constant *C) {
 			auto *F = dyn_cast<Function>(C->stripPointerCasts());
 			return F && Twins.contains(F);
 		});
 		for (Function *Twin : Twins)
-			if (Function *F = M.getFunction(Twin->getName().drop_back(TwinSuffix.size())))
+			if (Function *F = M.getFunction(
+				    Twin->getFnAttribute(TwinOfAttribute).getValueAsString()))
 				if (!F->isDeclaration() && F->getFunctionType() == Twin->getFunctionType())
 					TwinOf[F] = Twin;
 		for (Function &F : M)
@@ -472,14 +545,21 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 					continue;
 				// The optimizer may have found that F does not return
 				// (cannotTwin() saw only what the source said).
-				How[F] = TwinOf.lookup(F) && !F->doesNotReturn() ? Entry::Test :
-										   Entry::Guard;
+				// Only a twin kept from the start takes any arguments
+				// (no pass specialized it to its callers'); an
+				// internal F called from a function without a twin
+				// is guarded instead.
+				Function *Twin = TwinOf.lookup(F);
+				How[F] = Twin && Twin->hasFnAttribute(DispatchableAttribute) &&
+							 !F->doesNotReturn() ?
+						 Entry::Test :
+						 Entry::Guard;
 				Changed = true;
 			}
 		} while (Changed);
 
 		if (!How.empty()) {
-			Flag = M.getGlobalVariable(FlagName);
+			Flag = M.getGlobalVariable(FlagName, true);
 			if (!Flag)
 				Flag = new GlobalVariable(
 					M, Type::getInt8Ty(M.getContext()), false,

@@ -4,7 +4,8 @@
  * (branches, a loop, an indirect call, a variable-size memcpy, a static
  * array that must stay in the entry block, recursion) and what cannot
  * have a twin (a variadic function, a computed goto, a function named in
- * kprobes' blacklist), or an entry test (a function that does not return).  burst_tick() (flag.c, not
+ * kprobes' blacklist, an asm label), or an entry test (a function that does
+ * not return, a function called from one without a twin).  burst_tick() (flag.c, not
  * instrumented) sets the burst flag before each round.
  *
  * Usage: program ROUNDS
@@ -50,6 +51,16 @@ __attribute__((noinline)) void copy(char *to, const char *from, size_t n)
 	memcpy(to, from, n);
 }
 
+/*
+ * Called by one_round() with k of 1 or 2 only, and by sum(), which has no
+ * twin, with 3: a twin specialized to its twinned callers' k must not be
+ * what sum()'s calls reach between bursts.
+ */
+__attribute__((noinline)) static int scale(int x, int k)
+{
+	return k > 2 ? 100 * x : k * x;
+}
+
 __attribute__((noinline)) int sum(int n, ...)
 {
 	va_list ap;
@@ -59,7 +70,20 @@ __attribute__((noinline)) int sum(int n, ...)
 	for (int i = 0; i < n; i++)
 		total += va_arg(ap, int);
 	va_end(ap);
-	return total;
+	return scale(total, n);
+}
+
+/* An asm statement that defines a named label: no twin, which would define it twice. */
+__attribute__((noinline)) int labelled(int x)
+{
+	asm volatile("kpgo_test_label: nop");
+	return x + 1;
+}
+
+/* Called through a cast to another type: the call keeps its own. */
+__attribute__((noinline)) static int narrow(int x)
+{
+	return x * 7;
 }
 
 /* A computed goto, as the kernel's BPF interpreter has: no twin. */
@@ -109,7 +133,10 @@ __attribute__((noinline)) static long one_round(int i)
 {
 	static char from[64] = "entry sampling", to[64];
 	long total = indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20) +
-		     dispatch(i) + dispatch(i + 1) + overridden(i) + unprobed(i);
+		     dispatch(i) + dispatch(i + 1) + overridden(i) + unprobed(i) +
+		     scale(i, i & 1 ? 1 : 2) + labelled(i);
+
+	((void (*)(int))narrow)(i);
 
 	copy(to, from, i % 64);
 	return total;
