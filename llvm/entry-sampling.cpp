@@ -41,9 +41,11 @@
 // preallocated), functions whose block addresses are taken (a computed
 // goto's table would send the twin into the original's blocks), and, for
 // the kernel's objtool, functions that do not return and those marked
-// STACK_FRAME_NON_STANDARD, and those of kprobes' blacklist
-// (NOKPROBE_SYMBOL).  Where such a function can run outside a
-// burst, its counter updates and hook calls are each put under the same
+// STACK_FRAME_NON_STANDARD, those of kprobes' blacklist (NOKPROBE_SYMBOL)
+// and of error injection's list, and functions whose asm defines a named
+// label.  Where such a function can run outside a burst (or a function
+// whose twin was not kept from the start, and may have been specialized
+// to its twinned callers, is called from one), its counter updates and hook calls are each put under the same
 // test instead, so that they too count only in bursts (all counts keep
 // one scale) at the cost of a test per update, as LLVM's own
 // -sampled-instrumentation does everywhere.  -kpgo-entry-stats prints, per
