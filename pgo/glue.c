@@ -16,13 +16,19 @@
 #define pr_fmt(fmt) "kpgo: " fmt
 
 #include <linux/cacheflush.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/export.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/hrtimer.h>
 #include <linux/init.h>
 #include <linux/kprobes.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/panic_notifier.h>
 #include <linux/pgo.h>
@@ -35,11 +41,15 @@
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/seqlock.h>
 #include <linux/srcu.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
+#include <linux/smp.h>
+#include <linux/uaccess.h>
 #include <linux/zlib.h>
 
 #include "kpgo.h"
@@ -55,11 +65,15 @@
  */
 static int __init kpgo_initcall(void)
 {
-	return kpgo_init();
+	int ret = kpgo_init();
+
+	if (!ret && IS_ENABLED(CONFIG_PGO_CLANG_SAMPLING_ENTRY))
+		ret = kpgo_entry_init();
+	return ret;
 }
 fs_initcall(kpgo_initcall);
 
-#ifdef CONFIG_PGO_CLANG_SAMPLING
+#ifdef CONFIG_PGO_CLANG_SAMPLING_UPDATES
 /*
  * The state of sampled instrumentation: where each CPU is in its period,
  * advanced by every counter update of instrumented C code, which reaches
@@ -101,6 +115,254 @@ void __scoped_seqlock_bug(void)
 }
 EXPORT_SYMBOL(__scoped_seqlock_bug);
 #endif
+#endif
+
+#ifdef CONFIG_PGO_CLANG_SAMPLING_ENTRY
+/*
+ * Entry sampling: the code of every instrumented C function that can be
+ * entered from outside a burst tests its CPU's kpgo_entry_burst, through
+ * %gs, at entry (kpgo's pass plugin, scripts/pgo/entry-sampling.cpp), and
+ * runs its uninstrumented twin unless it is set. Exported to every module
+ * whatever its license, as the value-profiling hooks are: the compiler put
+ * the reference there. With a burst as long as the period it starts set,
+ * so that the boot is counted from its first instruction, as in a fully
+ * instrumented kernel.
+ */
+DEFINE_PER_CPU(u8, kpgo_entry_burst) =
+	CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US ==
+	CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US;
+EXPORT_PER_CPU_SYMBOL(kpgo_entry_burst);
+
+/*
+ * Each CPU's burst timer, and what it measured since the figures started
+ * (the last settings change or reset): written by its own CPU only, in the
+ * timer's callback or an IPI's, both hardirq; read racily by the stats.
+ */
+struct kpgo_entry_cpu {
+	struct hrtimer timer;
+	u64 since;
+	u64 switched;
+	u64 burst_ns;
+	u64 bursts;
+};
+
+static DEFINE_PER_CPU(struct kpgo_entry_cpu, kpgo_entry_cpu);
+
+#define KPGO_ENTRY_MAX_PERIOD_US 60000000U
+
+/*
+ * The settings: changed with every CPU's timer stopped and CPU hotplug
+ * held off (kpgo_entry_lock, then cpus_read_lock()).
+ */
+static unsigned int kpgo_entry_period_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US;
+static unsigned int kpgo_entry_burst_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US;
+static DEFINE_MUTEX(kpgo_entry_lock);
+
+#undef MODULE_PARAM_PREFIX
+#define MODULE_PARAM_PREFIX "kpgo."
+module_param_named(entry_period_us, kpgo_entry_period_us, uint, 0444);
+module_param_named(entry_burst_us, kpgo_entry_burst_us, uint, 0444);
+
+static bool kpgo_entry_valid(unsigned int period_us, unsigned int burst_us)
+{
+	return period_us && period_us <= KPGO_ENTRY_MAX_PERIOD_US && burst_us <= period_us;
+}
+
+/* Bursts that come and go: neither never (0) nor always (the period). */
+static bool kpgo_entry_periodic(void)
+{
+	return kpgo_entry_burst_us && kpgo_entry_burst_us < kpgo_entry_period_us;
+}
+
+static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
+{
+	struct kpgo_entry_cpu *this = container_of(timer, struct kpgo_entry_cpu, timer);
+	u8 on = !this_cpu_read(kpgo_entry_burst);
+	u64 now = local_clock();
+
+	if (on)
+		this->bursts++;
+	else
+		this->burst_ns += now - this->switched;
+	this->switched = now;
+	this_cpu_write(kpgo_entry_burst, on);
+	hrtimer_forward_now(timer, us_to_ktime(on ? kpgo_entry_burst_us :
+					       kpgo_entry_period_us - kpgo_entry_burst_us));
+	return HRTIMER_RESTART;
+}
+
+/*
+ * Starts this CPU's figures and bursts with the current settings: the first
+ * burst after the gap, or the flag for good. With interrupts off (an IPI's
+ * callback), or on a CPU coming online, whose timer is not running.
+ */
+static void kpgo_entry_start_cpu(void *unused)
+{
+	struct kpgo_entry_cpu *this = this_cpu_ptr(&kpgo_entry_cpu);
+	u64 now = local_clock();
+
+	WRITE_ONCE(this->burst_ns, 0);
+	WRITE_ONCE(this->bursts, 0);
+	WRITE_ONCE(this->switched, now);
+	WRITE_ONCE(this->since, now);
+	this_cpu_write(kpgo_entry_burst, kpgo_entry_burst_us &&
+		       kpgo_entry_burst_us == kpgo_entry_period_us);
+	if (kpgo_entry_periodic())
+		hrtimer_start(&this->timer,
+			      us_to_ktime(kpgo_entry_period_us - kpgo_entry_burst_us),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static int kpgo_entry_cpu_online(unsigned int cpu)
+{
+	kpgo_entry_start_cpu(NULL);
+	return 0;
+}
+
+static int kpgo_entry_cpu_offline(unsigned int cpu)
+{
+	hrtimer_cancel(&this_cpu_ptr(&kpgo_entry_cpu)->timer);
+	this_cpu_write(kpgo_entry_burst, 0);
+	return 0;
+}
+
+/*
+ * Applies new settings, or with the same ones restarts every CPU's
+ * figures (a reset of vmlinux's counts: the weight is then that of the
+ * counts since). Bad settings are -EINVAL and change nothing.
+ */
+static int kpgo_entry_restart(unsigned int period_us, unsigned int burst_us)
+{
+	int cpu;
+
+	if (!kpgo_entry_valid(period_us, burst_us))
+		return -EINVAL;
+	mutex_lock(&kpgo_entry_lock);
+	cpus_read_lock();
+	/* No timer runs the old settings once the new ones are in. */
+	for_each_online_cpu(cpu)
+		hrtimer_cancel(&per_cpu_ptr(&kpgo_entry_cpu, cpu)->timer);
+	kpgo_entry_period_us = period_us;
+	kpgo_entry_burst_us = burst_us;
+	on_each_cpu(kpgo_entry_start_cpu, NULL, 1);
+	cpus_read_unlock();
+	mutex_unlock(&kpgo_entry_lock);
+	return 0;
+}
+
+void kpgo_entry_reset(void)
+{
+	kpgo_entry_restart(READ_ONCE(kpgo_entry_period_us), READ_ONCE(kpgo_entry_burst_us));
+}
+
+/*
+ * pgo/entry_sampling: the settings, then per online CPU the bursts, the
+ * time in them and the time since the figures started (local_clock()),
+ * then the share of time in bursts and the weight that scales the counts
+ * to all of it (llvm-profdata merge --weighted-input=WEIGHT,FILE; 0 when
+ * nothing was counted). A CPU gone offline takes its figures with it.
+ */
+static int kpgo_entry_show(struct seq_file *m, void *unused)
+{
+	u64 all_ns = 0, all_burst_ns = 0;
+	int cpu;
+
+	seq_printf(m, "period_us=%u burst_us=%u\n", READ_ONCE(kpgo_entry_period_us),
+		   READ_ONCE(kpgo_entry_burst_us));
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct kpgo_entry_cpu *this = per_cpu_ptr(&kpgo_entry_cpu, cpu);
+		u64 now = local_clock(), burst_ns = READ_ONCE(this->burst_ns);
+		u64 since = READ_ONCE(this->since), ns = now > since ? now - since : 0;
+
+		/* A burst under way counts up to now. */
+		if (per_cpu(kpgo_entry_burst, cpu)) {
+			u64 switched = READ_ONCE(this->switched);
+
+			burst_ns += now > switched ? now - switched : 0;
+		}
+		burst_ns = min(burst_ns, ns);
+		seq_printf(m, "cpu%d bursts=%llu burst_ns=%llu ns=%llu\n", cpu,
+			   READ_ONCE(this->bursts), burst_ns, ns);
+		all_ns += ns;
+		all_burst_ns += burst_ns;
+	}
+	cpus_read_unlock();
+	seq_printf(m, "burst_ppm=%llu weight=%llu\n",
+		   all_ns ? div64_u64(all_burst_ns * 1000000, all_ns) : 0,
+		   all_burst_ns ? div64_u64(all_ns + all_burst_ns / 2, all_burst_ns) : 0);
+	return 0;
+}
+
+static int kpgo_entry_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, kpgo_entry_show, NULL);
+}
+
+/* "PERIOD_US BURST_US": new settings, every CPU's figures restarted. */
+static ssize_t kpgo_entry_write(struct file *file, const char __user *buf, size_t len,
+				loff_t *ppos)
+{
+	unsigned int period_us, burst_us;
+	char text[32], *burst;
+	int ret;
+
+	if (!len || len >= sizeof(text))
+		return -EINVAL;
+	if (copy_from_user(text, buf, len))
+		return -EFAULT;
+	text[len] = '\0';
+	burst = strchr(strim(text), ' ');
+	if (!burst)
+		return -EINVAL;
+	*burst++ = '\0';
+	ret = kstrtouint(text, 10, &period_us);
+	if (!ret)
+		ret = kstrtouint(skip_spaces(burst), 10, &burst_us);
+	if (!ret)
+		ret = kpgo_entry_restart(period_us, burst_us);
+	return ret ? ret : len;
+}
+
+static const struct file_operations kpgo_entry_fops = {
+	.owner = THIS_MODULE,
+	.open = kpgo_entry_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = kpgo_entry_write,
+};
+
+/*
+ * After kpgo_init() made pgo/: the timers, started on every CPU as it
+ * comes online, and the settings file. Bad boot settings fall back to
+ * Kconfig's.
+ */
+int __init kpgo_entry_init(void)
+{
+	struct dentry *dir;
+	int cpu, ret;
+
+	if (!kpgo_entry_valid(kpgo_entry_period_us, kpgo_entry_burst_us)) {
+		pr_err("kpgo.entry_period_us=%u kpgo.entry_burst_us=%u: a period of 1 to %u us and a burst of at most the period; Kconfig's %u and %u instead\n",
+		       kpgo_entry_period_us, kpgo_entry_burst_us, KPGO_ENTRY_MAX_PERIOD_US,
+		       CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US,
+		       CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US);
+		kpgo_entry_period_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US;
+		kpgo_entry_burst_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US;
+	}
+	for_each_possible_cpu(cpu)
+		hrtimer_setup(&per_cpu_ptr(&kpgo_entry_cpu, cpu)->timer, kpgo_entry_switch,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pgo/entry:online", kpgo_entry_cpu_online,
+				kpgo_entry_cpu_offline);
+	if (ret < 0)
+		return ret;
+	dir = debugfs_lookup("pgo", NULL);
+	debugfs_create_file("entry_sampling", 0600, dir, NULL, &kpgo_entry_fops);
+	dput(dir);
+	return 0;
+}
 #endif
 
 #ifdef CONFIG_PGO_CLANG_RUST_APART

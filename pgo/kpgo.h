@@ -32,9 +32,17 @@ void kpgo_flush_range(void *start, size_t len);
 u64 kpgo_wall_seconds(void);
 #endif
 
-#ifdef CONFIG_PGO_CLANG_SAMPLING
+#ifdef CONFIG_PGO_CLANG_SAMPLING_UPDATES
 /* C: glue.c. The sampled share of counter updates, for stats. */
 u32 kpgo_sampling_rate(u32 *recorded);
+#endif
+
+#ifdef CONFIG_PGO_CLANG_SAMPLING_ENTRY
+/* C: glue.c. Entry sampling's bursts; restarts its figures on a reset. */
+int kpgo_entry_init(void);
+void kpgo_entry_reset(void);
+#else
+static inline int kpgo_entry_init(void) { return 0; }
 #endif
 
 /* C: glue.c, called by runtime/kernel_api.rs. */

@@ -142,6 +142,20 @@ kernel-sampled:
 		$(KPGO_REPO)/scripts/configs/sampling.config)
 	KPGO_TREE=$(KPGO_KERNEL_TREE_SAMPLED) $(KPGO_REPO)/scripts/kmake
 
+# The test kernel with entry sampling (scripts/configs/entry-sampling.config:
+# kpgo's pass plugin, built against the compiler's LLVM, whose headers
+# scripts/setup installs for LLVM 22), in KPGO_BUILD/linux-entry, and
+# tests/kernel/entry-sampled.sh on it, with SAMPLED_TOOLCHAIN (below).
+KPGO_KERNEL_TREE_ENTRY := $(KPGO_BUILD)/linux-entry
+.PHONY: kernel-entry check-entry
+kernel-entry:
+	$(call kpgo_prepared,$(KPGO_KERNEL_TREE_ENTRY),$(KPGO_TEST_FRAGMENTS) --fragment \
+		$(KPGO_REPO)/scripts/configs/entry-sampling.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_ENTRY) $(KPGO_REPO)/scripts/kmake
+check-entry:
+	$(MAKE) -s kernel-entry BASE=tinyconfig TOOLCHAIN=$(SAMPLED_TOOLCHAIN)
+	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/tests/kernel/entry-sampled.sh
+
 # tests/kernel/sampled.sh on that kernel and its KASAN twin
 # (kernel-sampled-kasan), built first with SAMPLED_TOOLCHAIN (default
 # llvm-22): its build, a boot with known work, the hooks walk, and the

@@ -522,9 +522,24 @@ pub(crate) fn reschedule_point() {
     unsafe { kpgo_cond_resched() };
 }
 
+/// With entry sampling: restarts the figures of time spent in bursts, which
+/// give the weight of the counts since (`glue.c`, `pgo/entry_sampling`), as
+/// a reset of vmlinux's counts must. Without it, nothing. Where the caller
+/// may sleep.
+pub(crate) fn entry_sampling_restart() {
+    #[cfg(CONFIG_PGO_CLANG_SAMPLING_ENTRY)]
+    {
+        extern "C" {
+            fn kpgo_entry_reset();
+        }
+        // SAFETY: no precondition beyond the caller's, who may sleep.
+        unsafe { kpgo_entry_reset() };
+    }
+}
+
 /// With sampled instrumentation: the period, and how many updates of each
 /// period the compiled code records (`glue.c`).
-#[cfg(CONFIG_PGO_CLANG_SAMPLING)]
+#[cfg(CONFIG_PGO_CLANG_SAMPLING_UPDATES)]
 pub(crate) fn sampling_rate() -> (u32, u32) {
     extern "C" {
         fn kpgo_sampling_rate(recorded: *mut u32) -> u32;

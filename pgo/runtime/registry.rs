@@ -528,17 +528,22 @@ impl Registry {
     fn reset(&self, command: &[u8]) -> Result {
         let target = ResetTarget::parse(command)?;
         let mut entries = self.entries();
-        let entry = match target {
-            ResetTarget::All => return entries.try_for_each(|entry| entry.reset()),
+        match target {
+            ResetTarget::All => entries.try_for_each(|entry| entry.reset())?,
             // The image's Rust records share its counters: one reset.
-            ResetTarget::Vmlinux => {
+            ResetTarget::Vmlinux => entries
+                .filter(|entry| entry.kind.image().is_some())
+                .try_for_each(|entry| entry.reset())?,
+            ResetTarget::Module(name) => {
                 return entries
-                    .filter(|entry| entry.kind.image().is_some())
-                    .try_for_each(|entry| entry.reset())
+                    .find(|entry| entry.is_module(name))
+                    .ok_or(EINVAL)?
+                    .reset()
             }
-            ResetTarget::Module(name) => entries.find(|entry| entry.is_module(name)),
-        };
-        entry.ok_or(EINVAL)?.reset()
+        }
+        // vmlinux's counts start again: so do the figures of their weight.
+        super::kernel_api::entry_sampling_restart();
+        Ok(())
     }
 
     /// The `stats` file: the runtime, then one line per entry, oldest
@@ -583,7 +588,7 @@ impl Registry {
                 persist.boot_late,
             )?;
         }
-        #[cfg(CONFIG_PGO_CLANG_SAMPLING)]
+        #[cfg(CONFIG_PGO_CLANG_SAMPLING_UPDATES)]
         {
             let (period, recorded) = super::kernel_api::sampling_rate();
             write!(

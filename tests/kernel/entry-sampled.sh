@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel built with entry sampling (make kernel-entry: the test kernel
+# + CONFIG_PGO_CLANG_SAMPLING_ENTRY, in KPGO_BUILD/linux-entry; kpgo's pass
+# plugin needs the headers of the compiler's LLVM, so make check-entry
+# builds and tests it with TOOLCHAIN=llvm-22):
+#   - kbuild built the plugin and compiled vmlinux with it: twins, entry
+#     tests of the per-CPU kpgo_entry_burst (every one %gs-relative, none
+#     in Rust functions), which vmlinux exports; the objects depend on the
+#     header that changes with the plugin;
+#   - booted (2 CPUs) with bursts always on: getpid's count after N calls
+#     is N, and a module built with the plugin has the same counts, value
+#     profile included, as the same module fully instrumented;
+#   - never on: those counts are 0; a quarter of the time (one tick in
+#     four): getpid's count is N times the share of time in bursts that
+#     pgo/entry_sampling measured (within 25%), and its weight is that
+#     share's inverse;
+#   - pgo/entry_sampling refuses bad settings and changes nothing; no
+#     warning, oops or lockdep report on the console;
+#   - the hooks walk on this vmlinux.
+#
+# Usage: [TOOLCHAIN=llvm-22] tests/kernel/entry-sampled.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tree=${KPGO_TREE:-}
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+# shellcheck source=../../scripts/kernel-env.sh
+BASE=tinyconfig source "$root/scripts/kernel-env.sh"
+export KPGO_TREE=${tree:-$KPGO_BUILD/linux-entry}
+export KPGO_TEST_OUT=${KPGO_TEST_OUT:-$KPGO_BUILD/entry-sampled}
+export KPGO_LLVM_BIN
+llvm=$KPGO_LLVM_BIN
+profdata=$llvm/llvm-profdata
+out=$KPGO_TEST_OUT
+guest_bin=$out/guest
+calls=1000000
+
+[[ -f $KPGO_TREE/vmlinux ]] || { echo "FAIL: no kernel in $KPGO_TREE: make kernel-entry"; exit 1; }
+check "the tree is configured with CONFIG_PGO_CLANG_SAMPLING_ENTRY" \
+	grep -qx CONFIG_PGO_CLANG_SAMPLING_ENTRY=y "$KPGO_TREE/.config"
+rm -rf "$out"
+mkdir -p "$out" "$guest_bin"
+
+# --- The build ---------------------------------------------------------
+check "kbuild built the plugin (scripts/pgo/entry-sampling.so)" \
+	test -s "$KPGO_TREE/scripts/pgo/entry-sampling.so"
+check "an instrumented object depends on the header that changes with the plugin" \
+	grep -q 'include/generated/pgo-entry-plugin.h' "$KPGO_TREE/kernel/.fork.o.cmd"
+check "an object of kernel/pgo (never instrumented) does not" \
+	bash -c '! grep -q pgo-entry-plugin.h "$0"' "$KPGO_TREE/kernel/pgo/.glue.o.cmd"
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$KPGO_TREE/vmlinux.o" >"$out/vmlinux.o.dis"
+# burst_uses DISASSEMBLY: "GS OTHER RUST TWINS": the instructions that
+# address kpgo_entry_burst through %gs, otherwise, in Rust functions; and
+# the twins (F.kpgo_twin).
+burst_uses() {
+	awk '
+		/^[0-9a-f]+ <.*>:$/ { f = $2; if (f ~ /\.kpgo_twin>:$/) t++ }
+		/^ *[0-9a-f]+: *\t/ { insn = $0 }
+		/R_X86_64_[A-Z0-9_]+\tkpgo_entry_burst/ {
+			if (insn ~ /%gs:/) g++; else o++
+			if (f ~ /^<_R/) r++
+		}
+		END { print g + 0, o + 0, r + 0, t + 0 }' "$1"
+}
+read -r gs other rust twins < <(burst_uses "$out/vmlinux.o.dis")
+check "vmlinux: $twins twins, $gs tests of kpgo_entry_burst, every one %gs-relative ($other otherwise)" \
+	test "$twins" -gt 1000 -a "$gs" -gt 1000 -a "$other" -eq 0
+check "vmlinux: no Rust function tests it ($rust)" test "$rust" -eq 0
+read -r start var end < <(awk '$3 == "__per_cpu_start" { s = $1 } $3 == "kpgo_entry_burst" { v = $1 }
+	$3 == "__per_cpu_end" { e = $1 } END { print s, v, e }' "$KPGO_TREE/System.map")
+check "kpgo_entry_burst is a per-CPU variable (0x$var, in 0x$start..0x$end)" \
+	python3 -c "import sys; s, v, e = (int(x, 16) for x in sys.argv[1:]); sys.exit(not s <= v < e)" \
+	"$start" "$var" "$end"
+check "vmlinux exports it to modules" grep -q ' __ksymtab_kpgo_entry_burst$' "$KPGO_TREE/System.map"
+
+# Two builds of the module benchmark: with the plugin (its own name), and
+# with PGO_SAMPLING := n fully instrumented.
+moddir=$out/modules
+mkdir -p "$moddir/full" "$moddir/entry"
+cp "$here/modules/pgo_hookbench.c" "$moddir/full/"
+printf 'obj-m := pgo_hookbench.o\nPGO_SAMPLING := n\n' >"$moddir/full/Kbuild"
+sed 's/pgo_hookbench/pgo_entrybench/g' "$here/modules/pgo_hookbench.c" >"$moddir/entry/pgo_entrybench.c"
+echo 'obj-m := pgo_entrybench.o' >"$moddir/entry/Kbuild"
+for dir in full entry; do
+	"$root/scripts/kmake" -s M="$moddir/$dir" modules >"$moddir/$dir.log" 2>&1 ||
+		{ cat "$moddir/$dir.log"; echo "FAIL: the $dir module builds"; exit 1; }
+done
+full_ko=$moddir/full/pgo_hookbench.ko entry_ko=$moddir/entry/pgo_entrybench.ko
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$entry_ko" >"$out/entry.ko.dis"
+"$llvm/llvm-objdump" -dr --no-show-raw-insn "$full_ko" >"$out/full.ko.dis"
+read -r gs other _ twins < <(burst_uses "$out/entry.ko.dis")
+check "the module with the plugin: $twins twins, $gs tests, every one %gs-relative ($other otherwise)" \
+	test "$twins" -gt 0 -a "$gs" -gt 0 -a "$other" -eq 0
+read -r gs other _ twins < <(burst_uses "$out/full.ko.dis")
+check "the module with PGO_SAMPLING := n: no twin, no test ($twins, $gs, $other)" \
+	test "$twins" -eq 0 -a "$gs" -eq 0 -a "$other" -eq 0
+
+# --- The boot ----------------------------------------------------------
+guest_programs getpid_loop
+status=0
+"$root/scripts/qemu-run" --out "$out/qemu" --smp 2 --timeout 900 \
+	--append "kpgo_entry_calls=$calls kpgo.entry_period_us=1000 kpgo.entry_burst_us=1000" \
+	--file "$full_ko" --file "$entry_ko" --file "$guest_bin/getpid_loop" \
+	"$here/entry-sampled.guest.sh" || status=$?
+check "the guest ran to its end (status $status)" test "$status" -eq 0
+r=$out/qemu/results
+check_console "no warning, oops or lockdep report on the console" "$out/qemu/console.log"
+check_after settings "the boot parameters set bursts always on (period_us=1000 burst_us=1000)" \
+	grep -qx 'period_us=1000 burst_us=1000' "$r/settings-boot"
+
+for mode in always never quarter; do
+	for file in vmlinux entry full; do
+		"$profdata" merge -o "$out/$mode-$file.profdata" "$r/$mode-$file.profraw" \
+			2>"$out/$mode-$file.merge.log"
+		check_after "$mode" "$mode-$file.profraw: llvm-profdata merges it" \
+			test -s "$out/$mode-$file.profdata"
+	done
+done
+# counts PROFDATA: every function's counters, the module's name made one.
+counts() {
+	"$profdata" show --all-functions --counts --ic-targets "$1" 2>/dev/null |
+		sed -e 's/pgo_entrybench/pgo_hookbench/g' | grep -v -e '^Instrumentation level' -e '^Total'
+}
+count=$(entry_count "$out/always-vmlinux.profdata" __x64_sys_getpid)
+check_after always "bursts always on: getpid after $calls calls counted ${count:-none} times, exactly" \
+	test "${count:-0}" -eq "$calls"
+counts "$out/always-entry.profdata" >"$out/always-entry.counts"
+counts "$out/always-full.profdata" >"$out/always-full.counts"
+check_after always "bursts always on: the module with the plugin has the fully instrumented one's counts and value profile" \
+	diff "$out/always-entry.counts" "$out/always-full.counts"
+count=$(entry_count "$out/always-entry.profdata" "$(static_name "$out/always-entry.profdata" pgo_entrybench.c pgo_entrybench_double)")
+check_after always "bursts always on: the module's target called exactly $((2 * calls)) times (${count:-none})" \
+	test "${count:-0}" -eq $((2 * calls))
+
+count=$(entry_count "$out/never-vmlinux.profdata" __x64_sys_getpid)
+check_after never "bursts never on: getpid not counted (${count:-none})" test "${count:-1}" -eq 0
+count=$(entry_count "$out/never-entry.profdata" "$(static_name "$out/never-entry.profdata" pgo_entrybench.c pgo_entrybench_double)")
+check_after never "bursts never on: the module's target not counted (${count:-none})" test "${count:-1}" -eq 0
+count=$(entry_count "$out/never-full.profdata" "$(static_name "$out/never-full.profdata" pgo_hookbench.c pgo_hookbench_double)")
+check_after never "the fully instrumented module counts regardless: $((2 * calls)) (${count:-none})" \
+	test "${count:-0}" -eq $((2 * calls))
+
+# near COUNT EXPECTED: COUNT within 25% of EXPECTED.
+near() { python3 -c "import sys; c, e = map(float, sys.argv[1:]); sys.exit(not abs(c / e - 1) <= 0.25)" "$1" "$2"; }
+ppm=$(sed -n 's/^burst_ppm=\([0-9]*\) weight=.*/\1/p' "$r/quarter-settings")
+weight=$(sed -n 's/^burst_ppm=[0-9]* weight=\([0-9]*\)$/\1/p' "$r/quarter-settings")
+check_after quarter "a quarter: pgo/entry_sampling measured ${ppm:-?} ppm of the time in bursts, near 250000" \
+	near "${ppm:-0}" 250000
+check_after quarter "a quarter: its weight ${weight:-?} is the inverse of that share" \
+	python3 -c "import sys; p, w = map(int, sys.argv[1:]); sys.exit(not p or abs(w - 1e6 / p) > 0.5)" \
+	"${ppm:-0}" "${weight:-0}"
+count=$(entry_count "$out/quarter-vmlinux.profdata" __x64_sys_getpid)
+expected=$((calls * ${ppm:-0} / 1000000))
+check_after quarter "a quarter: getpid counted ${count:-none} times, near $expected (the measured share)" \
+	near "${count:-0}" "$((expected > 0 ? expected : 1))"
+check_after quarter "a quarter: each CPU had bursts" \
+	bash -c 'test "$(grep -c "^cpu[0-9]* bursts=[1-9]" "$0")" -eq 2' "$r/quarter-settings"
+
+check_after refusals "pgo/entry_sampling refuses every bad setting" \
+	bash -c '! grep -q "^accepted" "$0" && test "$(wc -l <"$0")" -eq 7' "$r/refusals"
+check_after refusals "and they changed nothing (period_us=16000 burst_us=4000)" \
+	grep -qx 'period_us=16000 burst_us=4000' "$r/settings-after"
+
+# --- The hooks on this kernel ------------------------------------------
+status=0
+"$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
+check "tests/kernel/hooks.sh on the entry-sampled kernel" test "$status" -eq 0
+
+summary entry-sampled
