@@ -136,7 +136,8 @@ EXPORT_PER_CPU_SYMBOL(kpgo_entry_burst);
 /*
  * Each CPU's burst timer, and what it measured since the figures started
  * (the last settings change or reset): written by its own CPU only, in the
- * timer's callback or an IPI's, both hardirq; read racily by the stats.
+ * timer's callback or an IPI's, both hardirq; read by the stats, which
+ * hold off restarts but not the callback.
  */
 struct kpgo_entry_cpu {
 	struct hrtimer timer;
@@ -148,25 +149,42 @@ struct kpgo_entry_cpu {
 
 static DEFINE_PER_CPU(struct kpgo_entry_cpu, kpgo_entry_cpu);
 
+/*
+ * Bursts that come and go last, and are apart, at least this long: a
+ * shorter one would be an interrupt storm of pinned hard timers.
+ */
+#define KPGO_ENTRY_MIN_US 100U
 #define KPGO_ENTRY_MAX_PERIOD_US 60000000U
 
 /*
+ * A period of 1 to KPGO_ENTRY_MAX_PERIOD_US, and a burst of 0 (never), the
+ * period (always) or between, each of burst and gap at least
+ * KPGO_ENTRY_MIN_US.
+ */
+#define KPGO_ENTRY_VALID(period_us, burst_us)				\
+	((period_us) && (period_us) <= KPGO_ENTRY_MAX_PERIOD_US &&	\
+	 (!(burst_us) || (burst_us) == (period_us) ||			\
+	  ((burst_us) >= KPGO_ENTRY_MIN_US &&				\
+	   (burst_us) + KPGO_ENTRY_MIN_US <= (period_us))))
+
+static_assert(KPGO_ENTRY_VALID(CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US,
+			       CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US),
+	      "PGO_CLANG_SAMPLING_ENTRY_BURST_US and the gap after it must be at least 100 us");
+
+/*
  * The settings: changed with every CPU's timer stopped and CPU hotplug
- * held off (kpgo_entry_lock, then cpus_read_lock()).
+ * held off (kpgo_entry_lock, then cpus_read_lock()). kpgo_entry_ready once
+ * the timers are set up and every online CPU runs them.
  */
 static unsigned int kpgo_entry_period_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US;
 static unsigned int kpgo_entry_burst_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US;
+static bool kpgo_entry_ready;
 static DEFINE_MUTEX(kpgo_entry_lock);
 
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "kpgo."
 module_param_named(entry_period_us, kpgo_entry_period_us, uint, 0444);
 module_param_named(entry_burst_us, kpgo_entry_burst_us, uint, 0444);
-
-static bool kpgo_entry_valid(unsigned int period_us, unsigned int burst_us)
-{
-	return period_us && period_us <= KPGO_ENTRY_MAX_PERIOD_US && burst_us <= period_us;
-}
 
 /* Bursts that come and go: neither never (0) nor always (the period). */
 static bool kpgo_entry_periodic(void)
@@ -181,10 +199,10 @@ static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
 	u64 now = local_clock();
 
 	if (on)
-		this->bursts++;
+		WRITE_ONCE(this->bursts, this->bursts + 1);
 	else
-		this->burst_ns += now - this->switched;
-	this->switched = now;
+		WRITE_ONCE(this->burst_ns, this->burst_ns + (now - this->switched));
+	WRITE_ONCE(this->switched, now);
 	this_cpu_write(kpgo_entry_burst, on);
 	hrtimer_forward_now(timer, us_to_ktime(on ? kpgo_entry_burst_us :
 					       kpgo_entry_period_us - kpgo_entry_burst_us));
@@ -193,13 +211,15 @@ static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
 
 /*
  * Starts this CPU's figures and bursts with the current settings: the first
- * burst after the gap, or the flag for good. With interrupts off (an IPI's
- * callback), or on a CPU coming online, whose timer is not running.
+ * burst after the gap and a share of the period that depends on the CPU,
+ * so that CPUs do not all write the counters' lines at once; or the flag
+ * for good. With interrupts off (an IPI's callback), or on a CPU coming
+ * online, whose timer is not running.
  */
 static void kpgo_entry_start_cpu(void *unused)
 {
 	struct kpgo_entry_cpu *this = this_cpu_ptr(&kpgo_entry_cpu);
-	u64 now = local_clock();
+	u64 now = local_clock(), stagger;
 
 	WRITE_ONCE(this->burst_ns, 0);
 	WRITE_ONCE(this->bursts, 0);
@@ -207,10 +227,12 @@ static void kpgo_entry_start_cpu(void *unused)
 	WRITE_ONCE(this->since, now);
 	this_cpu_write(kpgo_entry_burst, kpgo_entry_burst_us &&
 		       kpgo_entry_burst_us == kpgo_entry_period_us);
-	if (kpgo_entry_periodic())
-		hrtimer_start(&this->timer,
-			      us_to_ktime(kpgo_entry_period_us - kpgo_entry_burst_us),
-			      HRTIMER_MODE_REL_PINNED_HARD);
+	if (!kpgo_entry_periodic())
+		return;
+	stagger = div_u64((u64)kpgo_entry_period_us * smp_processor_id(), nr_cpu_ids);
+	hrtimer_start(&this->timer,
+		      us_to_ktime(kpgo_entry_period_us - kpgo_entry_burst_us + stagger),
+		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static int kpgo_entry_cpu_online(unsigned int cpu)
@@ -227,17 +249,14 @@ static int kpgo_entry_cpu_offline(unsigned int cpu)
 }
 
 /*
- * Applies new settings, or with the same ones restarts every CPU's
- * figures (a reset of vmlinux's counts: the weight is then that of the
- * counts since). Bad settings are -EINVAL and change nothing.
+ * Applies the settings (new ones, or the same to restart every CPU's
+ * figures), with kpgo_entry_lock held.
  */
-static int kpgo_entry_restart(unsigned int period_us, unsigned int burst_us)
+static void kpgo_entry_apply(unsigned int period_us, unsigned int burst_us)
 {
 	int cpu;
 
-	if (!kpgo_entry_valid(period_us, burst_us))
-		return -EINVAL;
-	mutex_lock(&kpgo_entry_lock);
+	lockdep_assert_held(&kpgo_entry_lock);
 	cpus_read_lock();
 	/* No timer runs the old settings once the new ones are in. */
 	for_each_online_cpu(cpu)
@@ -246,29 +265,35 @@ static int kpgo_entry_restart(unsigned int period_us, unsigned int burst_us)
 	kpgo_entry_burst_us = burst_us;
 	on_each_cpu(kpgo_entry_start_cpu, NULL, 1);
 	cpus_read_unlock();
-	mutex_unlock(&kpgo_entry_lock);
-	return 0;
 }
 
+/*
+ * A reset of vmlinux's counts: the figures restart, so that the weight is
+ * that of the counts since. Nothing before the timers are set up.
+ */
 void kpgo_entry_reset(void)
 {
-	kpgo_entry_restart(READ_ONCE(kpgo_entry_period_us), READ_ONCE(kpgo_entry_burst_us));
+	mutex_lock(&kpgo_entry_lock);
+	if (kpgo_entry_ready)
+		kpgo_entry_apply(kpgo_entry_period_us, kpgo_entry_burst_us);
+	mutex_unlock(&kpgo_entry_lock);
 }
 
 /*
  * pgo/entry_sampling: the settings, then per online CPU the bursts, the
  * time in them and the time since the figures started (local_clock()),
  * then the share of time in bursts and the weight that scales the counts
- * to all of it (llvm-profdata merge --weighted-input=WEIGHT,FILE; 0 when
- * nothing was counted). A CPU gone offline takes its figures with it.
+ * of the entry-sampled code to all the time (llvm-profdata merge
+ * --weighted-input=WEIGHT,FILE; 0 when nothing was counted). A CPU gone
+ * offline takes its figures with it.
  */
 static int kpgo_entry_show(struct seq_file *m, void *unused)
 {
 	u64 all_ns = 0, all_burst_ns = 0;
 	int cpu;
 
-	seq_printf(m, "period_us=%u burst_us=%u\n", READ_ONCE(kpgo_entry_period_us),
-		   READ_ONCE(kpgo_entry_burst_us));
+	mutex_lock(&kpgo_entry_lock);
+	seq_printf(m, "period_us=%u burst_us=%u\n", kpgo_entry_period_us, kpgo_entry_burst_us);
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		struct kpgo_entry_cpu *this = per_cpu_ptr(&kpgo_entry_cpu, cpu);
@@ -288,8 +313,9 @@ static int kpgo_entry_show(struct seq_file *m, void *unused)
 		all_burst_ns += burst_ns;
 	}
 	cpus_read_unlock();
+	mutex_unlock(&kpgo_entry_lock);
 	seq_printf(m, "burst_ppm=%llu weight=%llu\n",
-		   all_ns ? div64_u64(all_burst_ns * 1000000, all_ns) : 0,
+		   all_ns ? mul_u64_u64_div_u64(all_burst_ns, 1000000, all_ns) : 0,
 		   all_burst_ns ? div64_u64(all_ns + all_burst_ns / 2, all_burst_ns) : 0);
 	return 0;
 }
@@ -299,12 +325,15 @@ static int kpgo_entry_open(struct inode *inode, struct file *file)
 	return single_open(file, kpgo_entry_show, NULL);
 }
 
-/* "PERIOD_US BURST_US": new settings, every CPU's figures restarted. */
+/*
+ * "PERIOD_US BURST_US": new settings, every CPU's figures restarted. Bad
+ * settings are -EINVAL and change nothing.
+ */
 static ssize_t kpgo_entry_write(struct file *file, const char __user *buf, size_t len,
 				loff_t *ppos)
 {
 	unsigned int period_us, burst_us;
-	char text[32], *burst;
+	char text[32], *period, *burst;
 	int ret;
 
 	if (!len || len >= sizeof(text))
@@ -312,15 +341,26 @@ static ssize_t kpgo_entry_write(struct file *file, const char __user *buf, size_
 	if (copy_from_user(text, buf, len))
 		return -EFAULT;
 	text[len] = '\0';
-	burst = strchr(strim(text), ' ');
+	if (strlen(text) != len)
+		return -EINVAL;
+	period = strim(text);
+	burst = strchr(period, ' ');
 	if (!burst)
 		return -EINVAL;
 	*burst++ = '\0';
-	ret = kstrtouint(text, 10, &period_us);
+	ret = kstrtouint(period, 10, &period_us);
 	if (!ret)
 		ret = kstrtouint(skip_spaces(burst), 10, &burst_us);
-	if (!ret)
-		ret = kpgo_entry_restart(period_us, burst_us);
+	if (!ret && !KPGO_ENTRY_VALID(period_us, burst_us))
+		ret = -EINVAL;
+	if (ret)
+		return ret;
+	mutex_lock(&kpgo_entry_lock);
+	if (kpgo_entry_ready)
+		kpgo_entry_apply(period_us, burst_us);
+	else
+		ret = -ENODEV;
+	mutex_unlock(&kpgo_entry_lock);
 	return ret ? ret : len;
 }
 
@@ -343,10 +383,10 @@ int __init kpgo_entry_init(void)
 	struct dentry *dir;
 	int cpu, ret;
 
-	if (!kpgo_entry_valid(kpgo_entry_period_us, kpgo_entry_burst_us)) {
-		pr_err("kpgo.entry_period_us=%u kpgo.entry_burst_us=%u: a period of 1 to %u us and a burst of at most the period; Kconfig's %u and %u instead\n",
+	if (!KPGO_ENTRY_VALID(kpgo_entry_period_us, kpgo_entry_burst_us)) {
+		pr_err("kpgo.entry_period_us=%u kpgo.entry_burst_us=%u: a period of 1 to %u us, and a burst of 0, the period, or between with it and the gap at least %u us; Kconfig's %u and %u instead\n",
 		       kpgo_entry_period_us, kpgo_entry_burst_us, KPGO_ENTRY_MAX_PERIOD_US,
-		       CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US,
+		       KPGO_ENTRY_MIN_US, CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US,
 		       CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US);
 		kpgo_entry_period_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_PERIOD_US;
 		kpgo_entry_burst_us = CONFIG_PGO_CLANG_SAMPLING_ENTRY_BURST_US;
@@ -358,6 +398,9 @@ int __init kpgo_entry_init(void)
 				kpgo_entry_cpu_offline);
 	if (ret < 0)
 		return ret;
+	mutex_lock(&kpgo_entry_lock);
+	kpgo_entry_ready = true;
+	mutex_unlock(&kpgo_entry_lock);
 	dir = debugfs_lookup("pgo", NULL);
 	debugfs_create_file("entry_sampling", 0600, dir, NULL, &kpgo_entry_fops);
 	dput(dir);

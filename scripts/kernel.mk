@@ -154,6 +154,7 @@ kernel-entry:
 	KPGO_TREE=$(KPGO_KERNEL_TREE_ENTRY) $(KPGO_REPO)/scripts/kmake
 check-entry:
 	$(MAKE) -s kernel-entry BASE=tinyconfig TOOLCHAIN=$(SAMPLED_TOOLCHAIN)
+	$(MAKE) -s kernel-entry-kasan TOOLCHAIN=$(SAMPLED_TOOLCHAIN)
 	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/tests/kernel/entry-sampled.sh
 
 # tests/kernel/sampled.sh on that kernel and its KASAN twin
@@ -205,6 +206,16 @@ kernel-sampled-kasan:
 		$(KPGO_REPO)/scripts/kpgo.config --fragment $(KPGO_REPO)/scripts/configs/kasan.config \
 		--fragment $(KPGO_REPO)/scripts/configs/sampling.config)
 	KPGO_TREE=$(KPGO_KERNEL_TREE_SAMPLED_KASAN) $(KPGO_REPO)/scripts/kmake
+
+# Its twin with entry sampling, in linux-entry-kasan: make check-entry runs
+# the hooks and lifecycle tests on it.
+KPGO_KERNEL_TREE_ENTRY_KASAN := $(patsubst %/linux-kasan,%/linux-entry-kasan,$(KPGO_KERNEL_TREE_KASAN))
+.PHONY: kernel-entry-kasan
+kernel-entry-kasan:
+	export BASE=tinyconfig; $(call kpgo_prepared,$(KPGO_KERNEL_TREE_ENTRY_KASAN),--fragment \
+		$(KPGO_REPO)/scripts/kpgo.config --fragment $(KPGO_REPO)/scripts/configs/kasan.config \
+		--fragment $(KPGO_REPO)/scripts/configs/entry-sampling.config)
+	KPGO_TREE=$(KPGO_KERNEL_TREE_ENTRY_KASAN) $(KPGO_REPO)/scripts/kmake
 
 KPGO_KERNEL_TESTS := boot vmlinux modules lockdown hooks rust optimized
 kernel-check: kernel

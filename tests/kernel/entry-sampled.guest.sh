@@ -38,7 +38,8 @@ profile quarter
 step quarter
 
 # Bad settings: each write refused, nothing changed.
-for bad in "16000 16001" "0 0" "60000001 1" "abc 1" "16000" "16000 -1" "1 2 3"; do
+for bad in "16000 16001" "0 0" "60000001 1" "abc 1" "16000" "16000 -1" "1 2 3" "2 1" \
+	"16000 15950"; do
 	if echo "$bad" >$pgo/entry_sampling 2>/dev/null; then
 		echo "accepted: $bad" >>$r/refusals
 	else
@@ -47,3 +48,10 @@ for bad in "16000 16001" "0 0" "60000001 1" "abc 1" "16000" "16000 -1" "1 2 3"; 
 done
 cat $pgo/entry_sampling >$r/settings-after
 step refusals
+
+# A reset of vmlinux's counts restarts the figures of their weight.
+sleep 1
+cat $pgo/entry_sampling >$r/before-reset
+echo 1 >$pgo/reset
+cat $pgo/entry_sampling >$r/after-reset
+step reset

@@ -52,14 +52,15 @@ check "an instrumented object depends on the header that changes with the plugin
 check "an object of kernel/pgo (never instrumented) does not" \
 	bash -c '! grep -q pgo-entry-plugin.h "$0"' "$KPGO_TREE/kernel/pgo/.glue.o.cmd"
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$KPGO_TREE/vmlinux.o" >"$out/vmlinux.o.dis"
-# burst_uses DISASSEMBLY: "GS OTHER RUST TWINS": the instructions that
-# address kpgo_entry_burst through %gs, otherwise, in Rust functions; and
-# the twins (F.kpgo_twin).
+# burst_uses DISASSEMBLY: "GS OTHER RUST TWINS": the instructions of
+# compiled code (not the runtime's own kpgo_* functions, whose stats read
+# other CPUs' copies) that address kpgo_entry_burst through %gs,
+# otherwise, in Rust functions; and the twins (F.kpgo_twin).
 burst_uses() {
 	awk '
 		/^[0-9a-f]+ <.*>:$/ { f = $2; if (f ~ /\.kpgo_twin>:$/) t++ }
 		/^ *[0-9a-f]+: *\t/ { insn = $0 }
-		/R_X86_64_[A-Z0-9_]+\tkpgo_entry_burst/ {
+		/R_X86_64_[A-Z0-9_]+\tkpgo_entry_burst/ && f !~ /^<kpgo_/ {
 			if (insn ~ /%gs:/) g++; else o++
 			if (f ~ /^<_R/) r++
 		}
@@ -119,10 +120,14 @@ for mode in always never quarter; do
 			test -s "$out/$mode-$file.profdata"
 	done
 done
-# counts PROFDATA: every function's counters, the module's name made one.
+# counts PROFDATA: every function's hash, counters and value profile, one
+# line each, sorted, the module's name made one.
 counts() {
 	"$profdata" show --all-functions --counts --ic-targets "$1" 2>/dev/null |
-		sed -e 's/pgo_entrybench/pgo_hookbench/g' | grep -v -e '^Instrumentation level' -e '^Total'
+		sed -e 's/pgo_entrybench/pgo_hookbench/g' |
+		awk '/^  [^ ].*:$/ { if (f != "") print f; f = $0; next }
+			/^    / && f != "" { f = f " |" $0 }
+			END { if (f != "") print f }' | sort
 }
 count=$(entry_count "$out/always-vmlinux.profdata" __x64_sys_getpid)
 check_after always "bursts always on: getpid after $calls calls counted ${count:-none} times, exactly" \
@@ -159,10 +164,15 @@ check_after quarter "a quarter: getpid counted ${count:-none} times, near $expec
 check_after quarter "a quarter: each CPU had bursts" \
 	bash -c 'test "$(grep -c "^cpu[0-9]* bursts=[1-9]" "$0")" -eq 2' "$r/quarter-settings"
 
-check_after refusals "pgo/entry_sampling refuses every bad setting" \
-	bash -c '! grep -q "^accepted" "$0" && test "$(wc -l <"$0")" -eq 7' "$r/refusals"
+check_after refusals "pgo/entry_sampling refuses every bad setting (bursts or gaps under 100 us among them)" \
+	bash -c '! grep -q "^accepted" "$0" && test "$(wc -l <"$0")" -eq 9' "$r/refusals"
 check_after refusals "and they changed nothing (period_us=16000 burst_us=4000)" \
 	grep -qx 'period_us=16000 burst_us=4000' "$r/settings-after"
+# cpu_ns FILE: the least of the CPUs' time since their figures started.
+cpu_ns() { sed -n 's/^cpu[0-9]* bursts=[0-9]* burst_ns=[0-9]* ns=\([0-9]*\)$/\1/p' "$1" | sort -n | head -1; }
+before=$(cpu_ns "$r/before-reset") after=$(cpu_ns "$r/after-reset")
+check_after reset "a reset restarts every CPU's figures (${before:-?} ns before it, ${after:-?} ns after)" \
+	test "${after:-1}" -lt $((${before:-0} / 10))
 
 # --- The hooks on this kernel ------------------------------------------
 status=0
