@@ -18,7 +18,10 @@
 #     share's inverse;
 #   - pgo/entry_sampling refuses bad settings and changes nothing; no
 #     warning, oops or lockdep report on the console;
-#   - the hooks walk on this vmlinux.
+#   - the hooks walk on this vmlinux; on its KASAN twin (make
+#     kernel-entry-kasan, KPGO_BUILD/linux-entry-kasan) the hooks walk
+#     (no sanitizer in the hooks) and the lifecycle tests' paths and
+#     faults parts (KASAN, lockdep, kmemleak, fault injection).
 #
 # Usage: [TOOLCHAIN=llvm-22] tests/kernel/entry-sampled.sh
 set -uo pipefail
@@ -174,9 +177,19 @@ before=$(cpu_ns "$r/before-reset") after=$(cpu_ns "$r/after-reset")
 check_after reset "a reset restarts every CPU's figures (${before:-?} ns before it, ${after:-?} ns after)" \
 	test "${after:-1}" -lt $((${before:-0} / 10))
 
-# --- The hooks on this kernel ------------------------------------------
+# --- The other tests on this kernel and its KASAN twin -----------------
 status=0
 "$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
 check "tests/kernel/hooks.sh on the entry-sampled kernel" test "$status" -eq 0
+kasan_tree=$KPGO_BUILD/linux-entry-kasan
+status=0
+KPGO_TREE=$kasan_tree "$here/hooks.sh" --kasan || status=1
+check "tests/kernel/hooks.sh --kasan on the entry-sampled KASAN kernel" test "$status" -eq 0
+for part in paths faults; do
+	status=0
+	KPGO_TREE=$kasan_tree "$here/lifecycle.sh" "$part" || status=1
+	check "tests/kernel/lifecycle.sh $part on the entry-sampled KASAN kernel (lockdep, kmemleak)" \
+		test "$status" -eq 0
+done
 
 summary entry-sampled
