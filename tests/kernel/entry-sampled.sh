@@ -83,15 +83,8 @@ check "vmlinux exports it to modules" grep -q ' __ksymtab_kpgo_entry_burst$' "$K
 # Two builds of the module benchmark: with the plugin (its own name), and
 # with PGO_SAMPLING := n fully instrumented.
 moddir=$out/modules
-mkdir -p "$moddir/full" "$moddir/entry"
-cp "$here/modules/pgo_hookbench.c" "$moddir/full/"
-printf 'obj-m := pgo_hookbench.o\nPGO_SAMPLING := n\n' >"$moddir/full/Kbuild"
-sed 's/pgo_hookbench/pgo_entrybench/g' "$here/modules/pgo_hookbench.c" >"$moddir/entry/pgo_entrybench.c"
-echo 'obj-m := pgo_entrybench.o' >"$moddir/entry/Kbuild"
-for dir in full entry; do
-	"$root/scripts/kmake" -s M="$moddir/$dir" modules >"$moddir/$dir.log" 2>&1 ||
-		{ cat "$moddir/$dir.log"; echo "FAIL: the $dir module builds"; exit 1; }
-done
+hookbench_module "$moddir/full" pgo_hookbench 'PGO_SAMPLING := n'
+hookbench_module "$moddir/entry" pgo_entrybench
 full_ko=$moddir/full/pgo_hookbench.ko entry_ko=$moddir/entry/pgo_entrybench.ko
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$entry_ko" >"$out/entry.ko.dis"
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$full_ko" >"$out/full.ko.dis"
@@ -104,14 +97,9 @@ check "the module with PGO_SAMPLING := n: no twin, no test ($twins, $gs, $other)
 
 # --- The boot ----------------------------------------------------------
 guest_programs getpid_loop
-status=0
-"$root/scripts/qemu-run" --out "$out/qemu" --smp 2 --timeout 900 \
+sampled_boot entry-sampled.guest.sh 900 \
 	--append "kpgo_entry_calls=$calls kpgo.entry_period_us=1000 kpgo.entry_burst_us=1000" \
-	--file "$full_ko" --file "$entry_ko" --file "$guest_bin/getpid_loop" \
-	"$here/entry-sampled.guest.sh" || status=$?
-check "the guest ran to its end (status $status)" test "$status" -eq 0
-r=$out/qemu/results
-check_console "no warning, oops or lockdep report on the console" "$out/qemu/console.log"
+	--file "$full_ko" --file "$entry_ko" --file "$guest_bin/getpid_loop"
 check_after settings "the boot parameters set bursts always on (period_us=1000 burst_us=1000)" \
 	grep -qx 'period_us=1000 burst_us=1000' "$r/settings-boot"
 
@@ -151,8 +139,6 @@ count=$(entry_count "$out/never-full.profdata" "$(static_name "$out/never-full.p
 check_after never "the fully instrumented module counts regardless: $((2 * calls)) (${count:-none})" \
 	test "${count:-0}" -eq $((2 * calls))
 
-# near COUNT EXPECTED: COUNT within 25% of EXPECTED.
-near() { python3 -c "import sys; c, e = map(float, sys.argv[1:]); sys.exit(not abs(c / e - 1) <= 0.25)" "$1" "$2"; }
 ppm=$(sed -n 's/^burst_ppm=\([0-9]*\) weight=.*/\1/p' "$r/quarter-settings")
 weight=$(sed -n 's/^burst_ppm=[0-9]* weight=\([0-9]*\)$/\1/p' "$r/quarter-settings")
 check_after quarter "a quarter: pgo/entry_sampling measured ${ppm:-?} ppm of the time in bursts, near 250000" \
@@ -181,15 +167,6 @@ check_after reset "a reset restarts every CPU's figures (${before:-?} ns before 
 status=0
 "$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
 check "tests/kernel/hooks.sh on the entry-sampled kernel" test "$status" -eq 0
-kasan_tree=$KPGO_BUILD/linux-entry-kasan
-status=0
-KPGO_TREE=$kasan_tree "$here/hooks.sh" --kasan || status=1
-check "tests/kernel/hooks.sh --kasan on the entry-sampled KASAN kernel" test "$status" -eq 0
-for part in paths faults; do
-	status=0
-	KPGO_TREE=$kasan_tree "$here/lifecycle.sh" "$part" || status=1
-	check "tests/kernel/lifecycle.sh $part on the entry-sampled KASAN kernel (lockdep, kmemleak)" \
-		test "$status" -eq 0
-done
+kasan_twin_tests "$KPGO_BUILD/linux-entry-kasan" entry-sampled
 
 summary entry-sampled

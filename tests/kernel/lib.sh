@@ -76,6 +76,51 @@ static_name() {
 # in_range N LOW HIGH: LOW <= N < HIGH.
 in_range() { (($1 >= $2 && $1 < $3)); }
 
+# hookbench_module DIR NAME [KBUILD_LINE...]: builds tests/kernel/modules/
+# pgo_hookbench.c renamed NAME (its debugfs folder and profile file with
+# it) as an external module of KPGO_TREE in DIR, with these lines in its
+# Kbuild (PGO_SAMPLING := n, flags): DIR/NAME.ko, or the test stops.
+hookbench_module() {
+	local dir=$1 name=$2
+	shift 2
+	mkdir -p "$dir"
+	sed "s/pgo_hookbench/$name/g" "$lib_dir/modules/pgo_hookbench.c" >"$dir/$name.c"
+	printf '%s\n' "obj-m := $name.o" "$@" >"$dir/Kbuild"
+	"$lib_dir/../../scripts/kmake" -s M="$dir" modules >"$dir.log" 2>&1 ||
+		{ cat "$dir.log"; echo "FAIL: the module $name builds in $dir"; exit 1; }
+}
+
+# kasan_twin_tests TREE WHAT: the hooks walk (no sanitizer in the hooks)
+# and the lifecycle tests' paths and faults parts (KASAN, lockdep,
+# kmemleak, fault injection) on the KASAN kernel in TREE, a twin of WHAT.
+kasan_twin_tests() {
+	local tree=$1 what=$2 part status=0
+	KPGO_TREE=$tree "$lib_dir/hooks.sh" --kasan || status=1
+	check "tests/kernel/hooks.sh --kasan on the $what KASAN kernel" test "$status" -eq 0
+	for part in paths faults; do
+		status=0
+		KPGO_TREE=$tree "$lib_dir/lifecycle.sh" "$part" || status=1
+		check "tests/kernel/lifecycle.sh $part on the $what KASAN kernel" test "$status" -eq 0
+	done
+}
+
+# near COUNT EXPECTED: COUNT within 25% of EXPECTED (a sampled count).
+near() { python3 -c "import sys; c, e = map(float, sys.argv[1:]); sys.exit(not abs(c / e - 1) <= 0.25)" "$1" "$2"; }
+
+# sampled_boot SCRIPT TIMEOUT QEMU_RUN_ARGUMENTS...: boots KPGO_TREE's
+# kernel on 2 CPUs with tests/kernel/SCRIPT as the guest script, into
+# $out/qemu; checks that it ran to its end with a clean console, and sets r
+# to its results.
+sampled_boot() {
+	local script=$1 timeout=$2 status=0
+	shift 2
+	"$lib_dir/../../scripts/qemu-run" --out "$out/qemu" --smp 2 --timeout "$timeout" "$@" \
+		"$lib_dir/$script" || status=$?
+	check "the guest ran to its end (status $status)" test "$status" -eq 0
+	r=$out/qemu/results
+	check_console "no warning, oops or lockdep report on the console" "$out/qemu/console.log"
+}
+
 # guest_programs PROGRAM...: builds tests/kernel/guest/PROGRAM.c, static,
 # into $guest_bin; the caller sets guest_bin and llvm.
 guest_programs() {

@@ -117,20 +117,11 @@ check "vmlinux: no function's frame made dynamic by sampling ($count frames base
 # a third, the control of the promoted-flush check below: sampled with the
 # kernel's flags but for -do-counter-promotion=false.
 moddir=$out/modules
-mkdir -p "$moddir/full" "$moddir/sampled" "$moddir/promoted"
-cp "$here/modules/pgo_hookbench.c" "$moddir/full/"
-printf 'obj-m := pgo_hookbench.o\nPGO_SAMPLING := n\n' >"$moddir/full/Kbuild"
-sed 's/pgo_hookbench/pgo_sampledbench/g' "$here/modules/pgo_hookbench.c" >"$moddir/sampled/pgo_sampledbench.c"
-echo 'obj-m := pgo_sampledbench.o' >"$moddir/sampled/Kbuild"
-sed 's/pgo_hookbench/pgo_promotedbench/g' "$here/modules/pgo_hookbench.c" \
-	>"$moddir/promoted/pgo_promotedbench.c"
-printf '%s\n' 'obj-m := pgo_promotedbench.o' \
-	'CFLAGS_PGO_SAMPLING := $(subst -mllvm -do-counter-promotion=false,,$(CFLAGS_PGO_SAMPLING))' \
-	>"$moddir/promoted/Kbuild"
-for dir in full sampled promoted; do
-	"$root/scripts/kmake" -s M="$moddir/$dir" modules >"$moddir/$dir.log" 2>&1 ||
-		{ cat "$moddir/$dir.log"; echo "FAIL: the $dir module builds"; exit 1; }
-done
+hookbench_module "$moddir/full" pgo_hookbench 'PGO_SAMPLING := n'
+hookbench_module "$moddir/sampled" pgo_sampledbench
+# shellcheck disable=SC2016 # make's $(...), for the module's Kbuild
+hookbench_module "$moddir/promoted" pgo_promotedbench \
+	'CFLAGS_PGO_SAMPLING := $(subst -mllvm -do-counter-promotion=false,,$(CFLAGS_PGO_SAMPLING))'
 full_ko=$moddir/full/pgo_hookbench.ko sampled_ko=$moddir/sampled/pgo_sampledbench.ko
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$sampled_ko" >"$out/sampled.ko.dis"
 "$llvm/llvm-objdump" -dr --no-show-raw-insn "$full_ko" >"$out/full.ko.dis"
@@ -173,19 +164,11 @@ check "the module with PGO_SAMPLING := n: no sampling ($gs, $other)" test "$gs" 
 
 # --- The boot ----------------------------------------------------------
 guest_programs getpid_loop
-status=0
-"$root/scripts/qemu-run" --out "$out/qemu" --smp 2 --timeout 600 \
-	--append "kpgo_sampled_calls=$calls" \
-	--file "$full_ko" --file "$sampled_ko" --file "$guest_bin/getpid_loop" \
-	"$here/sampled.guest.sh" || status=$?
-check "the guest ran to its end (status $status)" test "$status" -eq 0
-r=$out/qemu/results
-check_console "no warning, oops or lockdep report on the console" "$out/qemu/console.log"
+sampled_boot sampled.guest.sh 600 --append "kpgo_sampled_calls=$calls" \
+	--file "$full_ko" --file "$sampled_ko" --file "$guest_bin/getpid_loop"
 check_after stats "stats: sampling_period=$effective sampling_recorded=$recorded" \
 	grep -q " sampling_period=$effective sampling_recorded=$recorded\$" "$r/stats"
 
-# near COUNT EXPECTED: COUNT within 25% of EXPECTED.
-near() { python3 -c "import sys; c, e = map(float, sys.argv[1:]); sys.exit(not abs(c / e - 1) <= 0.25)" "$1" "$2"; }
 expected=$((calls * recorded / effective))
 for file in getpid sampled full after-reset; do
 	"$profdata" merge -o "$out/$file.profdata" "$r/$file.profraw" 2>"$out/$file.merge.log"
@@ -228,14 +211,6 @@ check "tests/kernel/modules.sh on the sampled kernel (its modules fully instrume
 status=0
 "$here/scale.sh" || status=1
 check "tests/kernel/scale.sh on the sampled kernel" test "$status" -eq 0
-kasan_tree=$KPGO_BUILD/linux-sampled-kasan
-status=0
-KPGO_TREE=$kasan_tree "$here/hooks.sh" --kasan || status=1
-check "tests/kernel/hooks.sh --kasan on the sampled KASAN kernel" test "$status" -eq 0
-for part in paths faults; do
-	status=0
-	KPGO_TREE=$kasan_tree "$here/lifecycle.sh" "$part" || status=1
-	check "tests/kernel/lifecycle.sh $part on the sampled KASAN kernel" test "$status" -eq 0
-done
+kasan_twin_tests "$KPGO_BUILD/linux-sampled-kasan" sampled
 
 summary sampled
