@@ -186,6 +186,12 @@ static DEFINE_MUTEX(kpgo_entry_lock);
 module_param_named(entry_period_us, kpgo_entry_period_us, uint, 0444);
 module_param_named(entry_burst_us, kpgo_entry_burst_us, uint, 0444);
 
+/* A timer interval (6.12 has no us_to_ktime()). */
+static ktime_t kpgo_entry_interval(u64 us)
+{
+	return ns_to_ktime(us * NSEC_PER_USEC);
+}
+
 /* Bursts that come and go: neither never (0) nor always (the period). */
 static bool kpgo_entry_periodic(void)
 {
@@ -204,8 +210,8 @@ static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
 		WRITE_ONCE(this->burst_ns, this->burst_ns + (now - this->switched));
 	WRITE_ONCE(this->switched, now);
 	this_cpu_write(kpgo_entry_burst, on);
-	hrtimer_forward_now(timer, us_to_ktime(on ? kpgo_entry_burst_us :
-					       kpgo_entry_period_us - kpgo_entry_burst_us));
+	hrtimer_forward_now(timer, kpgo_entry_interval(on ? kpgo_entry_burst_us :
+						       kpgo_entry_period_us - kpgo_entry_burst_us));
 	return HRTIMER_RESTART;
 }
 
@@ -231,7 +237,7 @@ static void kpgo_entry_start_cpu(void *unused)
 		return;
 	stagger = div_u64((u64)kpgo_entry_period_us * smp_processor_id(), nr_cpu_ids);
 	hrtimer_start(&this->timer,
-		      us_to_ktime(kpgo_entry_period_us - kpgo_entry_burst_us + stagger),
+		      kpgo_entry_interval(kpgo_entry_period_us - kpgo_entry_burst_us + stagger),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 

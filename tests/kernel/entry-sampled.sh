@@ -141,8 +141,10 @@ check_after never "the fully instrumented module counts regardless: $((2 * calls
 
 ppm=$(sed -n 's/^burst_ppm=\([0-9]*\) weight=.*/\1/p' "$r/quarter-settings")
 weight=$(sed -n 's/^burst_ppm=[0-9]* weight=\([0-9]*\)$/\1/p' "$r/quarter-settings")
-check_after quarter "a quarter: pgo/entry_sampling measured ${ppm:-?} ppm of the time in bursts, near 250000" \
-	near "${ppm:-0}" 250000
+# The timer expires at ticks, late under a loaded host: the weight comes
+# from the measured share, which need only be a quarter roughly.
+check_after quarter "a quarter: pgo/entry_sampling measured ${ppm:-?} ppm of the time in bursts (a quarter: 125000 to 500000)" \
+	test "${ppm:-0}" -ge 125000 -a "${ppm:-0}" -le 500000
 check_after quarter "a quarter: its weight ${weight:-?} is the inverse of that share" \
 	python3 -c "import sys; p, w = map(int, sys.argv[1:]); sys.exit(not p or abs(w - 1e6 / p) > 0.5)" \
 	"${ppm:-0}" "${weight:-0}"
