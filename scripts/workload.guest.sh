@@ -3,8 +3,12 @@
 # the in-tree modules of the build (if any), system calls, files, pipes
 # and processes, the modules' own work, then every profile file.
 # kpgo_workload_quarters=N (1 to 4, default 4) on the kernel command line
-# runs every loop N quarters of its full length (profile convergence);
-# kpgo_workload_broad adds tests/kernel/guest/neighbours.c.
+# runs every loop N quarters of its full length (profile convergence).
+# The profiles of that main work go to main/, then the system calls of
+# tests/kernel/guest/neighbours.c run, next to the untrained benchmarks'
+# (they share their code without entering them), and the profiles of it
+# all are read: the optimized build applies those, with the hot and cold
+# counts of main/ (scripts/profile-kernel).
 set -e
 . /kpgo/guest-lib.sh
 pgo=/sys/kernel/debug/pgo
@@ -44,14 +48,6 @@ find / -xdev >/dev/null 2>&1 || true
 ls -laR /sys/kernel/debug >/dev/null 2>&1 || true
 seq 1 "$(scaled 20000)" | sort -r | uniq | wc -l >/dev/null
 step vmlinux-work
-
-# kpgo_workload_broad (VARIANTS=broad): system calls next to the untrained
-# benchmarks', which share their code without entering them.
-if grep -qw kpgo_workload_broad /proc/cmdline; then
-	ip link set lo up
-	/kpgo/neighbours "$(scaled 20000)"
-	step neighbours
-fi
 
 # The modules' own work, where they are loaded.
 if grep -q '^vfat ' /proc/modules; then
@@ -95,8 +91,21 @@ if grep -q '^rust_minimal ' /proc/modules; then
 	step rust-minimal-unloaded
 fi
 
-for f in $pgo/*.profraw; do
-	cat "$f" >"$r/$(basename "$f")"
-done
+# read_profiles DIR: every profile file, into DIR.
+read_profiles() {
+	mkdir -p "$1"
+	for f in $pgo/*.profraw; do
+		cat "$f" >"$1/$(basename "$f")"
+	done
+}
+read_profiles "$r/main"
+step main-profiles-read
+
+# Coverage: system calls next to the untrained benchmarks'.
+ip link set lo up 2>/dev/null || true
+/kpgo/neighbours "$(scaled 20000)"
+step neighbours
+
+read_profiles "$r"
 cat $pgo/stats >$r/stats
 step profiles-read
