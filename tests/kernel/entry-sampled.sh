@@ -112,10 +112,11 @@ for mode in always never quarter; do
 	done
 done
 # counts PROFDATA: every function's hash, counters and value profile, one
-# line each, sorted, the module's name made one.
+# line each, sorted, the module's name made one (and a static function's
+# file without its folder, which 6.12 names in full for M= modules).
 counts() {
 	"$profdata" show --all-functions --counts --ic-targets "$1" 2>/dev/null |
-		sed -e 's/pgo_entrybench/pgo_hookbench/g' |
+		sed -e 's/pgo_entrybench/pgo_hookbench/g' -e 's|^  [^ ;]*/\([^/ ;]*\.c;\)|  \1|' |
 		awk '/^  [^ ].*:$/ { if (f != "") print f; f = $0; next }
 			/^    / && f != "" { f = f " |" $0 }
 			END { if (f != "") print f }' | sort

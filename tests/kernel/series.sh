@@ -105,13 +105,15 @@ for p in "${patches[@]}"; do
 done
 
 # The runtime's earlier patches carry staged versions of kernel/pgo/ in
-# integration/; the sampled-instrumentation patch copies the sources as they
-# are.  So a change to pgo/ lands there unless the staged diffs get it too
-# (README, "How a change reaches its patch"): there, every hunk in
-# kernel/pgo/ must be about sampling (or only add #include lines), so that
-# a change of another concern fails here instead of hiding in it.
-sampled=$(grep -l '^Subject: \[PATCH [0-9]*/[0-9]*\] kbuild: sampled PGO instrumentation' "${patches[@]}")
-python3 - "$sampled" >"$logs/sampled-hunks" <<'PY' || true
+# integration/; the entry-sampling patch copies the sources as they are.
+# So a change to pgo/ lands there unless the staged diffs get it too
+# (README, "How a change reaches its patch"): there, and in the sampled
+# patch just before it, every hunk in kernel/pgo/ must be about sampling
+# (or only add #include lines), so that a change of another concern fails
+# here instead of hiding in them.
+for subject in 'kbuild: sampled PGO instrumentation' 'kbuild: entry-sampled PGO instrumentation'; do
+	patch=$(grep -l "^Subject: \[PATCH [0-9]*/[0-9]*\] $subject" "${patches[@]}")
+	python3 - "$patch" >"$logs/sampled-hunks" <<'PY' || true
 import re, sys
 text = open(sys.argv[1]).read()
 for diff in re.split(r"^diff --git ", text, flags=re.M)[1:]:
@@ -125,8 +127,9 @@ for diff in re.split(r"^diff --git ", text, flags=re.M)[1:]:
         if not re.search(r"sampl", "\n".join(changed), re.I):
             print(f"{name}: {changed[0][:100] if changed else ''}")
 PY
-check "the sampled-instrumentation patch changes kernel/pgo/ for sampling only ($(wc -l <"$logs/sampled-hunks") other hunks: $logs/sampled-hunks)" \
-	test -n "$sampled" -a ! -s "$logs/sampled-hunks"
+	check "the patch '$subject' changes kernel/pgo/ for sampling only ($(wc -l <"$logs/sampled-hunks") other hunks: $logs/sampled-hunks)" \
+		test -n "$patch" -a ! -s "$logs/sampled-hunks"
+done
 
 # The kernel's guide is a kernel user's: under 500 lines (gcov.rst,
 # autofdo.rst and propeller.rst are a few hundred), naming nothing of this
