@@ -180,7 +180,7 @@ check-sampled:
 # vCPUs).  About an hour on 2 cores (nine kernels), resumable.
 .PHONY: sampling-report bench-sharing
 sampling-report:
-	VARIANTS=sampling-table TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/profile-kernel
+	VARIANTS="sampling-table entry" TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/profile-kernel
 	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/benchmark-sharing
 bench-sharing:
 	TOOLCHAIN=$(SAMPLED_TOOLCHAIN) $(KPGO_REPO)/scripts/benchmark-sharing
