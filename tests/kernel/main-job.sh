@@ -38,4 +38,20 @@ check "the workload never ran the untrained benchmarks' entry functions (scripts
 check "the benchmark gives the trained and untrained benchmarks apart" \
 	grep -Eq '^geomean per set \(above 1 is faster\) +trained +untrained$' "$build/benchmark.txt"
 check "the report is written" grep -q '^Profile diagnostics of the optimized build: ' "$build/report.md"
+# The cut-offs held for the optimized builds (scripts/profile-thresholds),
+# read from the summary of every toolchain's llvm-profdata this machine
+# has: LLVM 22 words the summary differently from LLVM 19 ("N blocks (S%)
+# with count >= C account for P% ..."). Each must give the counts of the
+# 99% and 99.9999% lines.
+for toolchain in llvm-19 llvm-21 llvm-22 llvm-23; do
+	tool=$(TOOLCHAIN=$toolchain bash -c 'source "$1/scripts/kernel-env.sh" 2>/dev/null && echo "$KPGO_LLVM_BIN/llvm-profdata"' _ "$root") || continue
+	[[ -x $tool ]] || continue
+	expected=$("$tool" show --detailed-summary "$build/kernel-main.profdata" | python3 -c '
+import re, sys
+lines = {m.group(2): m.group(1) for m in re.finditer(r"count >= (\d+) account for ([0-9.]+)", sys.stdin.read())}
+hot, cold = lines.get("99"), lines.get("99.9999")
+print(f"-mllvm -profile-summary-hot-count={hot} -mllvm -profile-summary-cold-count={cold}")')
+	check "profile-thresholds reads $toolchain's llvm-profdata summary ($expected)" \
+		test "$("$root/scripts/profile-thresholds" "$tool" "$build/kernel-main.profdata")" = "$expected"
+done
 summary main-job
