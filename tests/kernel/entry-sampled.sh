@@ -6,12 +6,18 @@
 # plugin needs the headers of the compiler's LLVM, so make check-entry
 # builds and tests it with TOOLCHAIN=llvm-22):
 #   - kbuild built the plugin and compiled vmlinux with it: twins, entry
-#     tests of the per-CPU kpgo_entry_burst (every one %gs-relative, none
-#     in Rust functions), which vmlinux exports; the objects depend on the
-#     header that changes with the plugin;
+#     tests of the per-CPU kpgo_entry_burst (every one %gs-relative; in
+#     Rust functions too where rustc loads the plugin,
+#     CONFIG_PGO_CLANG_SAMPLING_ENTRY_RUST, else none), which vmlinux
+#     exports; the objects depend on the header that changes with the
+#     plugin, Rust's command lines on its hash;
 #   - booted (2 CPUs) with bursts always on: getpid's count after N calls
 #     is N, and a module built with the plugin has the same counts, value
 #     profile included, as the same module fully instrumented;
+#   - with the plugin in Rust: Rust functions of vmlinux counted with
+#     bursts always on and not at all with bursts never on, and
+#     tests/kernel/rust.sh's exact counts of its Rust module with bursts
+#     always on;
 #   - never on: those counts are 0; a quarter of the time (one tick in
 #     four): getpid's count is N times the share of time in bursts that
 #     pgo/entry_sampling measured (within 25%), and its weight is that
@@ -72,7 +78,19 @@ burst_uses() {
 read -r gs other rust twins < <(burst_uses "$out/vmlinux.o.dis")
 check "vmlinux: $twins twins, $gs tests of kpgo_entry_burst, every one %gs-relative ($other otherwise)" \
 	test "$twins" -gt 1000 -a "$gs" -gt 1000 -a "$other" -eq 0
-check "vmlinux: no Rust function tests it ($rust)" test "$rust" -eq 0
+rust_twins=$(grep -c '^[0-9a-f]* <_R.*\.kpgo_twin>:$' "$out/vmlinux.o.dis")
+if grep -qx CONFIG_PGO_CLANG_SAMPLING_ENTRY_RUST=y "$KPGO_TREE/.config"; then
+	entry_rust=1
+	check "vmlinux: Rust functions have twins ($rust_twins) and test it ($rust)" \
+		test "$rust_twins" -gt 100 -a "$rust" -gt 100
+	check "a Rust object's command line has the plugin and its hash" \
+		grep -q -- "-Zllvm-plugins=.*--cfg=kpgo_entry_plugin_$(md5sum <"$KPGO_TREE/scripts/pgo/entry-sampling.so" | cut -d' ' -f1)" \
+		"$KPGO_TREE/rust/.kernel.o.cmd"
+else
+	entry_rust=0
+	check "vmlinux: no Rust function tests it or has a twin ($rust, $rust_twins): rustc cannot load the plugin" \
+		test "$rust" -eq 0 -a "$rust_twins" -eq 0
+fi
 read -r start var end < <(awk '$3 == "__per_cpu_start" { s = $1 } $3 == "kpgo_entry_burst" { v = $1 }
 	$3 == "__per_cpu_end" { e = $1 } END { print s, v, e }' "$KPGO_TREE/System.map")
 check "kpgo_entry_burst is a per-CPU variable (0x$var, in 0x$start..0x$end)" \
@@ -140,6 +158,23 @@ count=$(entry_count "$out/never-full.profdata" "$(static_name "$out/never-full.p
 check_after never "the fully instrumented module counts regardless: $((2 * calls)) (${count:-none})" \
 	test "${count:-0}" -eq $((2 * calls))
 
+# rust_counted PROFDATA: how many of its Rust functions (v0 symbols) have
+# a count that is not 0.
+rust_counted() {
+	"$profdata" show --all-functions --counts "$1" 2>/dev/null |
+		awk '/^  [^ ].*:$/ { rust = ($1 ~ /^(.*;)?_R/) }
+			rust && /Block counts: \[/ && /[1-9]/ { n++; rust = 0 }
+			END { print n + 0 }'
+}
+if ((entry_rust)); then
+	counted=$(rust_counted "$out/always-vmlinux.profdata")
+	check_after always "with the plugin in Rust, bursts always on: $counted Rust functions of vmlinux counted" \
+		test "$counted" -gt 0
+	counted=$(rust_counted "$out/never-vmlinux.profdata")
+	check_after never "with the plugin in Rust, bursts never on: no Rust function of vmlinux counted ($counted)" \
+		test "$counted" -eq 0
+fi
+
 ppm=$(sed -n 's/^burst_ppm=\([0-9]*\) weight=.*/\1/p' "$r/quarter-settings")
 weight=$(sed -n 's/^burst_ppm=[0-9]* weight=\([0-9]*\)$/\1/p' "$r/quarter-settings")
 # The timer expires at ticks, late under a loaded host: the weight comes
@@ -167,6 +202,14 @@ check_after reset "a reset restarts every CPU's figures (${before:-?} ns before 
 	test "${after:-1}" -lt $((${before:-0} / 10))
 
 # --- The other tests on this kernel and its KASAN twin -----------------
+# The Rust module's exact counts, through the plugin, with bursts always on.
+if ((entry_rust)); then
+	status=0
+	KPGO_TEST_OUT=$out/rust "$here/rust.sh" --append "kpgo.entry_period_us=1000 kpgo.entry_burst_us=1000" ||
+		status=1
+	check "tests/kernel/rust.sh with bursts always on: the Rust module's exact counts through the plugin" \
+		test "$status" -eq 0
+fi
 status=0
 "$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
 check "tests/kernel/hooks.sh on the entry-sampled kernel" test "$status" -eq 0
