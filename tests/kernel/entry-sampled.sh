@@ -209,6 +209,9 @@ if ((entry_rust)); then
 		status=1
 	check "tests/kernel/rust.sh with bursts always on: the Rust module's exact counts through the plugin" \
 		test "$status" -eq 0
+	rust_ko=$out/rust/test-modules-rust/pgo_test_rust.ko
+	check "... a module built with the plugin: pgo_test_rust.ko has $(nm "$rust_ko" 2>/dev/null | grep -c '\.kpgo_twin$') twins" \
+		bash -c 'nm "$0" | grep -q "\.kpgo_twin$"' "$rust_ko"
 fi
 status=0
 "$here/hooks.sh" "$KPGO_TREE/vmlinux" || status=1
