@@ -70,6 +70,9 @@ check "MODULES=n took" grep -qx '# CONFIG_MODULES is not set' "$KPGO_TREE/.confi
 # "!MODULES || ..."): so the runtime must build without them.
 check "PGO_CLANG=y stays with MODULES=n" grep -qx CONFIG_PGO_CLANG=y "$KPGO_TREE/.config"
 status=0
+# Built again whatever an earlier run left: an object of this very
+# configuration is what the checks below are about.
+rm -f "$KPGO_TREE/kernel/pgo/kpgo.o"
 # (MAKEFLAGS: under "make -s check" the build would log nothing.)
 MAKEFLAGS= "$root/scripts/kmake" kernel/pgo/ >"$out/no-modules-build.log" 2>&1 || status=$?
 grep -E "^error|error:" "$out/no-modules-build.log" | head -5 || true
