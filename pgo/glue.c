@@ -215,8 +215,9 @@ static bool kpgo_entry_periodic(void)
 static ktime_t kpgo_entry_gap(struct kpgo_entry_cpu *this)
 {
 	u64 gap_ns = (u64)(kpgo_entry_period_us - kpgo_entry_burst_us) * NSEC_PER_USEC;
+	u32 draw = prandom_u32_state(&this->gaps);
 
-	return ns_to_ktime(gap_ns / 2 + mul_u64_u32_shr(gap_ns, prandom_u32_state(&this->gaps), 32));
+	return ns_to_ktime(gap_ns / 2 + mul_u64_u32_shr(gap_ns, draw, 32));
 }
 
 static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
