@@ -26,6 +26,7 @@
 #include <linux/init.h>
 #include <linux/kprobes.h>
 #include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -121,7 +122,7 @@ EXPORT_SYMBOL(__scoped_seqlock_bug);
 
 #ifdef CONFIG_PGO_CLANG_SAMPLING_ENTRY
 /*
- * Entry sampling: the code of every instrumented C function that can be
+ * Entry sampling: the code of every instrumented function that can be
  * entered from outside a burst tests its CPU's kpgo_entry_burst, through
  * %gs, at entry (kpgo's pass plugin, scripts/pgo/entry-sampling.cpp), and
  * runs its uninstrumented twin unless it is set. Exported to every module
@@ -138,8 +139,9 @@ EXPORT_PER_CPU_SYMBOL(kpgo_entry_burst);
 /*
  * Each CPU's burst timer, and what it measured since the figures started
  * (the last settings change or reset): written by its own CPU only, in the
- * timer's callback or an IPI's, both hardirq; read by the stats, which
- * hold off restarts but not the callback. gaps draws the length of each
+ * timer's callback or an IPI's, both hardirq, or in the CPU-online
+ * callback before the timer starts; read by the stats, which hold off
+ * restarts but not the callback. gaps draws the length of each
  * gap between bursts: seeded once at init, in process context, so that
  * the callback takes no lock.
  */
@@ -206,18 +208,18 @@ static bool kpgo_entry_periodic(void)
 /*
  * The gap before this CPU's next burst: uniform between half and one and a
  * half of the period less the burst, so that the mean period is the
- * setting's but the bursts keep no phase. With a fixed period they fell
+ * setting's but the bursts keep no phase: with a fixed period they fell
  * at the same points of a workload that every boot runs with the same
- * timing (the main job's 64 boots under QEMU caught 7% of its system
- * calls instead of about all of them), and of any work that recurs with
- * the period.
+ * timing, and of any work that recurs with the period.
  */
 static ktime_t kpgo_entry_gap(struct kpgo_entry_cpu *this)
 {
 	u64 gap_ns = (u64)(kpgo_entry_period_us - kpgo_entry_burst_us) * NSEC_PER_USEC;
 	u32 draw = prandom_u32_state(&this->gaps);
 
-	return ns_to_ktime(gap_ns / 2 + mul_u64_u32_shr(gap_ns, draw, 32));
+	/* Never below the least gap that KPGO_ENTRY_VALID() admits. */
+	return ns_to_ktime(max_t(u64, (u64)KPGO_ENTRY_MIN_US * NSEC_PER_USEC,
+				 gap_ns / 2 + mul_u64_u32_shr(gap_ns, draw, 32)));
 }
 
 static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)

@@ -163,7 +163,7 @@ check_after never "the fully instrumented module counts regardless: $((2 * calls
 rust_counted() {
 	"$profdata" show --all-functions --counts "$1" 2>/dev/null |
 		awk '/^  [^ ].*:$/ { rust = ($1 ~ /^(.*;)?_R/) }
-			rust && /Block counts: \[/ && /[1-9]/ { n++; rust = 0 }
+			rust && (/Function count: [1-9]/ || /Block counts: \[/ && /[1-9]/) { n++; rust = 0 }
 			END { print n + 0 }'
 }
 if ((entry_rust)); then
