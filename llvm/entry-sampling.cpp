@@ -23,7 +23,11 @@
 // flag is set it tail-calls its twin, else its own body, moved to
 // F.kpgo_counted.  Between bursts a CPU runs the twins, which enter no
 // test among themselves; a call from another module, or through a
-// pointer, pays a compare with memory and a taken branch.  In a burst,
+// pointer, pays a compare with memory and a taken branch.  With
+// -kpgo-entry-extern-twins (the kernel's vmlinux, whose final link
+// defines F.kpgo_twin as F where F has none), an external F's twin is
+// external too, and twins call other modules' functions' twins by name:
+// a call from another object enters no test either.  In a burst,
 // whole call trees are counted.  A function's address stays its own, so
 // address identity, kCFI and function pointers are unchanged.  Each twin
 // follows its dispatcher, and what runs only in bursts goes to
@@ -58,6 +62,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -87,6 +92,11 @@ static cl::opt<std::string> FlagName("kpgo-entry-flag", cl::init("kpgo_entry_bur
 				     cl::desc("kpgo: the per-CPU byte that is set in a burst"));
 static cl::opt<bool> FlagTls("kpgo-entry-flag-tls", cl::init(false),
 			     cl::desc("kpgo: the burst flag is thread-local, not %gs-relative"));
+static cl::opt<bool> ExternTwins(
+	"kpgo-entry-extern-twins", cl::init(false),
+	cl::desc("kpgo: a twin of an external function is external too, and twins call "
+		 "the twins of other objects' functions (the final link must define "
+		 "F.kpgo_twin as F where F has none)"));
 static cl::opt<bool> Stats("kpgo-entry-stats", cl::init(false),
 			   cl::desc("kpgo: print how many functions were twinned"));
 
@@ -407,12 +417,125 @@ bool hasNonCallUse(const Function &F)
 }
 
 // An entry test or a twin of the optimizer's end can be reached from
-// outside the module: keep the twin until then.
-bool twinNeededAtEnd(const Function &F)
+// outside the module, or from a caller that will have no twin (noinstr
+// code, a function that cannot be twinned): keep the twin until then, so
+// that no pass specializes it to its twinned callers and F can dispatch
+// to it (else F's updates would each be guarded, as x86's x64_sys_call's
+// 473 are, called from noinstr do_syscall_64).
+bool twinNeededAtEnd(const Function &F, const MapVector<Function *, Function *> &TwinOf)
 {
 	if (F.hasAvailableExternallyLinkage())
 		return false; /* not emitted: no entry test */
-	return !F.hasLocalLinkage() || hasNonCallUse(F);
+	if (!F.hasLocalLinkage() || hasNonCallUse(F))
+		return true;
+	for (const User *U : F.users())
+		if (!TwinOf.count(const_cast<Function *>(cast<CallBase>(U)->getFunction())))
+			return true;
+	return false;
+}
+
+// With -kpgo-entry-extern-twins: the twin of F, an external function that
+// tests at entry, becomes external as F.kpgo_twin, so that other objects'
+// twins call it directly rather than through F's test.  It was kept from
+// the start (DispatchableAttribute): no pass specialized it to this
+// object's calls.  A function the linker may replace (weak) keeps its twin
+// to itself: another object's F.kpgo_twin must be the linked F's twin.
+bool exportTwin(Function &F, Function &Twin)
+{
+	if (!F.hasExternalLinkage())
+		return false;
+	std::string Name = (F.getName() + TwinSuffix).str();
+	if (Twin.getName() != Name) {
+		// A declaration of that name (a call from this object's twins,
+		// made before F was defined here) is the twin itself.
+		if (Function *Declared = F.getParent()->getFunction(Name)) {
+			Declared->replaceAllUsesWith(&Twin);
+			Declared->eraseFromParent();
+		}
+		Twin.setName(Name);
+	}
+	Twin.setLinkage(GlobalValue::ExternalLinkage);
+	Twin.setVisibility(GlobalValue::HiddenVisibility);
+	Twin.setDSOLocal(true);
+	Twin.setUnnamedAddr(GlobalValue::UnnamedAddr::None);
+	return true;
+}
+
+// Whether a call to the declared CALLEE may go to CALLEE.kpgo_twin
+// instead.  Not where the name itself matters: a library function the
+// code generator knows by its name (memcmp with a constant size becomes
+// loads, ...), a static call's trampoline (objtool finds static calls by
+// the __SCT__ name), a function that does not return (objtool's list of
+// them, and dead ends it follows by name), one defined by this module's
+// asm (a local label: no F.kpgo_twin for the link to define), an
+// extern_weak one (no alias of null).  Nor where no twin can exist: a
+// variadic function, the sanitizers' runtimes (built without sampling).
+bool mayCallRemoteTwin(const CallBase &Call, const Function &Callee, const TargetLibraryInfo &TLI)
+{
+	static const char *const Runtimes[] = { "__asan_",  "__kasan_", "__hwasan_",
+						"__tsan_",  "__kcsan_", "__msan_",
+						"__kmsan_", "__ubsan_", "__sanitizer_",
+						"__llvm_profile_" };
+	StringRef Name = Callee.getName();
+	LibFunc Known;
+
+	if (!Callee.isDeclaration() || Callee.isIntrinsic() || Callee.hasExternalWeakLinkage() ||
+	    Callee.isVarArg() || Callee.doesNotReturn() || Call.doesNotReturn() ||
+	    Name.ends_with(TwinSuffix) || Name.starts_with("__SCT__") ||
+	    Callee.getParent()->getModuleInlineAsm().find(Name.str()) != std::string::npos)
+		return false;
+	for (const char *Prefix : Runtimes)
+		if (Name.starts_with(Prefix))
+			return false;
+	return !TLI.getLibFunc(Callee, Known);
+}
+
+// Whether F opens a user-access region (x86's stac, as an alternative):
+// objtool knows the functions that may be called inside one by name.
+bool opensUserAccess(const Function &F)
+{
+	for (const Instruction &I : instructions(F))
+		if (const auto *Call = dyn_cast<CallBase>(&I))
+			if (const auto *Asm = dyn_cast<InlineAsm>(Call->getCalledOperand()))
+				if (StringRef(Asm->getAsmString()).contains("stac"))
+					return true;
+	return false;
+}
+
+// TWIN's calls to functions declared here go to their twins, F.kpgo_twin,
+// which the final link defines as F itself where F has none (no plugin, no
+// twin, not instrumented).  Returns how many calls it changed.
+unsigned callRemoteTwins(Function &Twin, const TargetLibraryInfo &TLI)
+{
+	Module &M = *Twin.getParent();
+	unsigned Changed = 0;
+
+	if (opensUserAccess(Twin))
+		return 0;
+	for (Instruction &I : instructions(Twin)) {
+		auto *Call = dyn_cast<CallBase>(&I);
+		if (!Call)
+			continue;
+		auto *Callee = dyn_cast<Function>(Call->getCalledOperand());
+		if (!Callee || Call->getFunctionType() != Callee->getFunctionType() ||
+		    !mayCallRemoteTwin(*Call, *Callee, TLI))
+			continue;
+		std::string Name = (Callee->getName() + TwinSuffix).str();
+		Function *Remote = M.getFunction(Name);
+		if (!Remote) {
+			Remote = Function::Create(Callee->getFunctionType(),
+						  GlobalValue::ExternalLinkage,
+						  Callee->getAddressSpace(), Name, &M);
+			Remote->copyAttributesFrom(Callee);
+			Remote->setLinkage(GlobalValue::ExternalLinkage);
+			Remote->setDSOLocal(Callee->isDSOLocal());
+		}
+		if (Remote->getFunctionType() != Call->getFunctionType())
+			continue;
+		Call->setCalledOperand(Remote);
+		Changed++;
+	}
+	return Changed;
 }
 
 // At the pipeline's start: the twins, and their calls redirected.
@@ -453,7 +576,11 @@ struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 							    Call->getFunctionType() ==
 								    Twin->getFunctionType())
 								Call->setCalledOperand(Twin);
-			if (twinNeededAtEnd(*Entry.first)) {
+		}
+		// Once every twin calls twins: a call left to F is from code
+		// without one.
+		for (auto &Entry : TwinOf) {
+			if (twinNeededAtEnd(*Entry.first, TwinOf)) {
 				Entry.second->addFnAttr(DispatchableAttribute);
 				Keep.push_back(Entry.second);
 			}
@@ -478,14 +605,14 @@ struct EntryTwinPass : PassInfoMixin<EntryTwinPass> {
 // At the optimizer's end: entry tests, guarded updates, and the twins
 // that nothing needs deleted.
 struct EntryTestPass : PassInfoMixin<EntryTestPass> {
-	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM)
 	{
 		MapVector<Function *, Function *> TwinOf;
 		SetVector<Function *> Twins;
 		SetVector<Function *> Instrumented;
 		enum class Entry { Test, Guard };
 		MapVector<Function *, Entry> How;
-		unsigned Tests = 0, Guards = 0, Folded = 0, Kept = 0;
+		unsigned Tests = 0, Guards = 0, Folded = 0, Kept = 0, Exported = 0, Remote = 0;
 		GlobalVariable *Flag = nullptr;
 		bool Changed;
 
@@ -580,6 +707,8 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 		for (auto &Decision : How) {
 			if (Decision.second == Entry::Test) {
 				addEntryTest(*Decision.first, *TwinOf.lookup(Decision.first), *Flag);
+				if (ExternTwins && exportTwin(*Decision.first, *TwinOf.lookup(Decision.first)))
+					Exported++;
 				Tests++;
 			} else {
 				guardUpdates(*Decision.first, *Flag);
@@ -591,7 +720,8 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 		do {
 			Changed = false;
 			for (Function *Twin : SmallVector<Function *, 64>(Twins.begin(), Twins.end())) {
-				if (!Twin->use_empty())
+				Twin->removeDeadConstantUsers();
+				if (!Twin->use_empty() || !Twin->hasLocalLinkage())
 					continue;
 				Twins.remove(Twin);
 				Twin->eraseFromParent();
@@ -599,10 +729,21 @@ struct EntryTestPass : PassInfoMixin<EntryTestPass> {
 			}
 		} while (Changed);
 		Kept = Twins.size();
-		if (Stats && (!TwinOf.empty() || !Instrumented.empty()))
+		if (ExternTwins) {
+			FunctionAnalysisManager &FAM =
+				MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+			for (Function *Twin : Twins)
+				Remote += callRemoteTwins(*Twin, FAM.getResult<TargetLibraryAnalysis>(*Twin));
+		}
+		if (Stats && (!TwinOf.empty() || !Instrumented.empty())) {
 			errs() << "kpgo-entry-sampling: " << M.getSourceFileName() << ": at the end "
 			       << Tests << " entry tests, " << Guards << " guarded, " << Kept
-			       << " twins kept, " << Folded << " folded back\n";
+			       << " twins kept, " << Folded << " folded back";
+			if (ExternTwins)
+				errs() << "; " << Exported << " twins external, " << Remote
+				       << " calls to other objects' twins";
+			errs() << "\n";
+		}
 		return PreservedAnalyses::none();
 	}
 };

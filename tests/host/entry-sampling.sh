@@ -18,9 +18,14 @@
 #     a function that the optimizer found does not return has no test
 #     (objtool), its updates are guarded; a weak function is called as
 #     itself, for the linker may choose another, and a call through a
-#     cast keeps its callee; a function called from one without a twin is
-#     guarded, for its twin may be specialized to the twins' calls (the
-#     program's output is the same with bursts on, off, or one in ten);
+#     cast keeps its callee; a function called from one without a twin
+#     keeps its twin whole and tests at entry (the program's output is
+#     the same with bursts on, off, or one in ten);
+#   - with -kpgo-entry-extern-twins (vmlinux's objects), an external
+#     function's twin is external, and twins call another object's
+#     function's twin by its name (other.c's remote(), program.c's hop());
+#     the link defines the name as the function itself where it has no
+#     twin (flag.c's burst_tick()), as scripts/link-vmlinux.sh does;
 #   - built without -fprofile-generate, the plugin changes no code.
 # Without the plugin's header and libraries (llvm-22-dev) this fails and
 # says to run scripts/setup.
@@ -39,13 +44,19 @@ mkdir -p "$out"
 plugin=$("$root/scripts/entry-sampling-plugin" "$llvm")
 src=$here/entry-sampling
 "$llvm/clang" -O2 -c "$src/flag.c" -o "$out/flag.o"
-"$llvm/clang" -O2 -fprofile-generate -c "$src/program.c" -o "$out/full.o"
-"$llvm/clang" -O2 -fprofile-generate -fplugin="$plugin" -fpass-plugin="$plugin" \
-	-mllvm -kpgo-entry-flag-tls -mllvm -kpgo-entry-stats \
-	-c "$src/program.c" -o "$out/sampled.o" 2>"$out/stats.txt"
-for build in full sampled; do
-	"$llvm/clang" -fprofile-generate "$out/$build.o" "$out/flag.o" -o "$out/$build"
+for file in program other; do
+	"$llvm/clang" -O2 -fprofile-generate -c "$src/$file.c" -o "$out/full-$file.o"
+	"$llvm/clang" -O2 -fprofile-generate -fplugin="$plugin" -fpass-plugin="$plugin" \
+		-mllvm -kpgo-entry-flag-tls -mllvm -kpgo-entry-stats -mllvm -kpgo-entry-extern-twins \
+		-c "$src/$file.c" -o "$out/sampled-$file.o" 2>>"$out/stats.txt"
 done
+# As scripts/link-vmlinux.sh: the names of twins that no object defines
+# are the functions themselves.
+"$llvm/ld.lld" -r "$out/sampled-program.o" "$out/sampled-other.o" "$out/flag.o" -o "$out/sampled-all.o"
+"$llvm/llvm-nm" -u "$out/sampled-all.o" | sed -n 's/^ *U \(.*\.kpgo_twin\)$/\1/p' |
+	sed 's/^\(.*\)\.kpgo_twin$/PROVIDE("&" = "\1");/' >"$out/twins.lds"
+"$llvm/clang" -fprofile-generate "$out/full-program.o" "$out/full-other.o" "$out/flag.o" -o "$out/full"
+"$llvm/clang" -fprofile-generate "$out/sampled-all.o" "$out/twins.lds" -o "$out/sampled"
 
 # profile BUILD MODE: runs it, prints its profile as text.
 profile() {
@@ -76,7 +87,7 @@ blocks() { sed -n "/^  $2:\$/,/Block counts/s/^    Block counts: \[\(.*\)\]/\1/p
 tenth() { blocks full-always "$1" | tr -d ' ' | tr , '\n' | awk '{ print $1 / 10 }' | paste -sd, | sed 's/,/, /g'; }
 # sum() (variadic), dispatch() (a computed goto) and unprobed() (kprobes'
 # blacklist) have no twin: their updates wait for a burst one by one.
-for function in indirect copy sum dispatch unprobed; do
+for function in indirect copy sum dispatch unprobed remote hop; do
 	check "one round in 10: $function()'s counts are exactly a tenth of full instrumentation's ($(blocks sampled-10 $function))" \
 		test "$(blocks sampled-10 $function)" = "$(tenth $function)"
 done
@@ -85,32 +96,49 @@ check "... indirect()'s calls in those rounds went to leaf() 66 times and twice(
 	_ "$out/sampled-10.txt"
 echo "plugin: $(cat "$out/stats.txt")"
 check "every function has a twin but the variadic one, the computed goto, the one in kprobes' blacklist and the asm label's" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: 13 of 17 functions twinned; 1 asm defines a label; 1 block addresses taken; 1 named in a table (objtool's, kprobes', error injection's); 1 variadic" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: 14 of 18 functions twinned; 1 asm defines a label; 1 block addresses taken; 1 named in a table (objtool's, kprobes', error injection's); 1 variadic" \
 	"$out/stats.txt"
-# The 16 that can be entered from outside a burst: visible outside the
-# object, its address taken, or called from code without a twin; 9 test at
-# entry.  Guarded: give_up() (found not to return), the 4 without a twin,
-# scale() (called from sum(), its twin specialized to one_round's calls)
-# and narrow() (called through a cast by one_round's twin).  give_up's
-# twin is kept for main's, scale's for one_round's; atoi() was inlined,
-# and its twin too.
-check "... the 9 entered from outside a burst test at entry; 7 are guarded" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 9 entry tests, 7 guarded, 11 twins kept, 0 folded back" \
+# The 17 that can be entered from outside a burst: visible outside the
+# object, its address taken, or called from code without a twin; 11 test
+# at entry, scale() (called from sum()) among them.  Guarded: give_up()
+# (found not to return), the 4 without a twin and narrow() (called through
+# a cast by one_round's twin, its return value dropped by the optimizer:
+# no longer its twin's type).  give_up's twin is kept for main's; atoi()
+# was inlined, and its twin too.  External, of the 11: indirect,
+# with_array, copy, recurse, hop and main (not overridden, weak); the
+# calls to other objects' twins: one_round's to remote, main's to
+# burst_tick.
+check "... the 11 entered from outside a burst test at entry; 6 are guarded; 6 twins external" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 11 entry tests, 6 guarded, 12 twins kept, 0 folded back; 6 twins external, 2 calls to other objects' twins" \
 	"$out/stats.txt"
-check "... and the object holds those 11 twins" \
-	test "$("$llvm/llvm-nm" "$out/sampled.o" | grep -c '\.kpgo_twin$')" = 11
+check "... other.c's remote() tests at entry, its twin is external and calls hop()'s" \
+	grep -qx "kpgo-entry-sampling: $src/other.c: at the end 1 entry tests, 0 guarded, 1 twins kept, 0 folded back; 1 twins external, 1 calls to other objects' twins" \
+	"$out/stats.txt"
+check "... and the object holds those 12 twins" \
+	test "$("$llvm/llvm-nm" --defined-only "$out/sampled-program.o" | grep -c '\.kpgo_twin$')" = 12
+# The linked program: a twin's name is the twin where an object defines
+# one, else the function itself (the link's PROVIDE, only burst_tick's).
+address() { "$llvm/llvm-nm" "$out/sampled" | awk -v name="$1" '$3 == name { print $1 }'; }
+check "the link made a name for burst_tick() only ($(paste -sd' ' "$out/twins.lds"))" \
+	test "$(cat "$out/twins.lds")" = 'PROVIDE("burst_tick.kpgo_twin" = "burst_tick");'
+check "... which is burst_tick() itself ($(address burst_tick.kpgo_twin))" \
+	test "$(address burst_tick.kpgo_twin)" = "$(address burst_tick)"
+for function in remote hop; do
+	check "$function.kpgo_twin is its object's twin, not $function() ($(address $function.kpgo_twin), $(address $function))" \
+		test -n "$(address $function.kpgo_twin)" -a "$(address $function.kpgo_twin)" != "$(address $function)"
+done
 # one_round's twin: every call it makes, by the symbol it reaches.
-"$llvm/llvm-objdump" -d -r --no-show-raw-insn "$out/sampled.o" |
+"$llvm/llvm-objdump" -d -r --no-show-raw-insn "$out/sampled-program.o" |
 	awk '/<one_round\.kpgo_twin>:/,/^$/' | grep -A1 call |
 	grep -oE '(R_X86_64_PLT32|R_X86_64_PC32)[[:space:]]+[A-Za-z_.]+|<[A-Za-z_.]+>' |
 	sed -E 's/^R_X86_64_[A-Z0-9]+[[:space:]]+//; s/[<>]//g' >"$out/round-twin-calls.txt"
 check "a twin calls its callees' twins, the functions without one, the weak one itself, and one called through a cast: $(paste -sd' ' "$out/round-twin-calls.txt")" \
 	test "$(sort -u "$out/round-twin-calls.txt" | paste -sd' ')" = \
-	"copy.kpgo_twin dispatch indirect.kpgo_twin labelled narrow overridden recurse.kpgo_twin scale.kpgo_twin sum unprobed with_array.kpgo_twin"
+	"copy.kpgo_twin dispatch indirect.kpgo_twin labelled narrow overridden recurse.kpgo_twin remote.kpgo_twin scale.kpgo_twin sum unprobed with_array.kpgo_twin"
 # A function with an entry test is a dispatcher: the flag's address (TLS
 # here, one %gs-relative compare in the kernel), the test, and a jump to
 # the twin or to its body; nothing of the body's prologue comes first.
-"$llvm/llvm-objdump" -d --no-show-raw-insn "$out/sampled.o" |
+"$llvm/llvm-objdump" -d --no-show-raw-insn "$out/sampled-program.o" |
 	awk -F '\t' '/^[0-9a-f]+ <with_array>:/ { on = 1; next } /^$/ { on = 0 }
 		on && NF > 1 && $2 !~ /^nop/ { split($2, word, " "); print word[1] }' |
 	paste -sd' ' >"$out/dispatcher.txt"
@@ -121,7 +149,7 @@ check "with_array() is its entry test only: $(cat "$out/dispatcher.txt")" \
 "$llvm/clang" -O2 -fpass-plugin="$plugin" -mllvm -kpgo-entry-stats \
 	-c "$src/program.c" -o "$out/plain-plugin.o" 2>"$out/plain-stats.txt"
 check "not instrumented: every twin folds back ($(tail -1 "$out/plain-stats.txt" | sed 's/.*: at the end //'))" \
-	grep -q "at the end 0 entry tests, 0 guarded, 0 twins kept, 11 folded back" "$out/plain-stats.txt"
+	grep -q "at the end 0 entry tests, 0 guarded, 0 twins kept, 12 folded back" "$out/plain-stats.txt"
 check "... and the code is that of the build without the plugin" \
 	cmp -s <("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain.o" | tail -n +3) \
 	<("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain-plugin.o" | tail -n +3)

@@ -5,8 +5,8 @@
  * array that must stay in the entry block, recursion) and what cannot
  * have a twin (a variadic function, a computed goto, a function named in
  * kprobes' blacklist, an asm label), or an entry test (a function that does
- * not return, a function called from one without a twin).  burst_tick() (flag.c, not
- * instrumented) sets the burst flag before each round.
+ * not return).  burst_tick() (flag.c, not instrumented) sets the burst flag
+ * before each round; remote() is in other.c, another object.
  *
  * Usage: program ROUNDS
  */
@@ -16,6 +16,7 @@
 #include <string.h>
 
 void burst_tick(void);
+int remote(int x);
 
 __attribute__((noinline)) static int leaf(int x)
 {
@@ -54,7 +55,8 @@ __attribute__((noinline)) void copy(char *to, const char *from, size_t n)
 /*
  * Called by one_round() with k of 1 or 2 only, and by sum(), which has no
  * twin, with 3: a twin specialized to its twinned callers' k must not be
- * what sum()'s calls reach between bursts.
+ * what sum()'s calls reach between bursts.  Its twin is kept whole from
+ * the start, and scale() tests at entry.
  */
 __attribute__((noinline)) static int scale(int x, int k)
 {
@@ -128,13 +130,19 @@ __attribute__((noinline, weak)) int overridden(int x)
 	return x;
 }
 
+/* Called by other.c's remote(): its twin by other.c's twin. */
+__attribute__((noinline)) int hop(int x)
+{
+	return x ^ 3;
+}
+
 /* A round's work, entered as a system call is: its test is at its entry. */
 __attribute__((noinline)) static long one_round(int i)
 {
 	static char from[64] = "entry sampling", to[64];
 	long total = indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20) +
 		     dispatch(i) + dispatch(i + 1) + overridden(i) + unprobed(i) +
-		     scale(i, i & 1 ? 1 : 2) + labelled(i);
+		     scale(i, i & 1 ? 1 : 2) + labelled(i) + remote(i);
 
 	((void (*)(int))narrow)(i);
 
