@@ -418,19 +418,23 @@ bool hasNonCallUse(const Function &F)
 
 // An entry test or a twin of the optimizer's end can be reached from
 // outside the module, or from a caller that will have no twin (noinstr
-// code, a function that cannot be twinned): keep the twin until then, so
-// that no pass specializes it to its twinned callers and F can dispatch
-// to it (else F's updates would each be guarded, as x86's x64_sys_call's
-// 473 are, called from noinstr do_syscall_64).
+// code, a function that cannot be twinned) or that is always inlined,
+// maybe into such code: keep the twin until then, so that no pass
+// specializes it to its twinned callers and F can dispatch to it (else
+// F's updates would each be guarded, as x86's x64_sys_call's 473 are,
+// called from do_syscall_x64(), always inlined into noinstr
+// do_syscall_64()).
 bool twinNeededAtEnd(const Function &F, const MapVector<Function *, Function *> &TwinOf)
 {
 	if (F.hasAvailableExternallyLinkage())
 		return false; /* not emitted: no entry test */
 	if (!F.hasLocalLinkage() || hasNonCallUse(F))
 		return true;
-	for (const User *U : F.users())
-		if (!TwinOf.count(const_cast<Function *>(cast<CallBase>(U)->getFunction())))
+	for (const User *U : F.users()) {
+		Function *Caller = const_cast<Function *>(cast<CallBase>(U)->getFunction());
+		if (!TwinOf.count(Caller) || Caller->hasFnAttribute(Attribute::AlwaysInline))
 			return true;
+	}
 	return false;
 }
 
