@@ -87,7 +87,7 @@ blocks() { sed -n "/^  $2:\$/,/Block counts/s/^    Block counts: \[\(.*\)\]/\1/p
 tenth() { blocks full-always "$1" | tr -d ' ' | tr , '\n' | awk '{ print $1 / 10 }' | paste -sd, | sed 's/,/, /g'; }
 # sum() (variadic), dispatch() (a computed goto) and unprobed() (kprobes'
 # blacklist) have no twin: their updates wait for a burst one by one.
-for function in indirect copy sum dispatch unprobed remote hop; do
+for function in indirect copy sum dispatch unprobed remote hop deep; do
 	check "one round in 10: $function()'s counts are exactly a tenth of full instrumentation's ($(blocks sampled-10 $function))" \
 		test "$(blocks sampled-10 $function)" = "$(tenth $function)"
 done
@@ -96,26 +96,32 @@ check "... indirect()'s calls in those rounds went to leaf() 66 times and twice(
 	_ "$out/sampled-10.txt"
 echo "plugin: $(cat "$out/stats.txt")"
 check "every function has a twin but the variadic one, the computed goto, the one in kprobes' blacklist and the asm label's" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: 14 of 18 functions twinned; 1 asm defines a label; 1 block addresses taken; 1 named in a table (objtool's, kprobes', error injection's); 1 variadic" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: 16 of 20 functions twinned; 1 asm defines a label; 1 block addresses taken; 1 named in a table (objtool's, kprobes', error injection's); 1 variadic" \
 	"$out/stats.txt"
-# The 17 that can be entered from outside a burst: visible outside the
-# object, its address taken, or called from code without a twin; 11 test
-# at entry, scale() (called from sum()) among them.  Guarded: give_up()
+# The 18 that can be entered from outside a burst: visible outside the
+# object, its address taken, or called from code without a twin; 12 test
+# at entry, scale() (called from sum()) and deep() (from raw(), through
+# always-inlined gate()) among them.  Guarded: give_up()
 # (found not to return), the 4 without a twin and narrow() (called through
 # a cast by one_round's twin, its return value dropped by the optimizer:
 # no longer its twin's type).  give_up's twin is kept for main's; atoi()
-# was inlined, and its twin too.  External, of the 11: indirect,
+# and gate() were inlined, and their twins too.  External, of the 11: indirect,
 # with_array, copy, recurse, hop and main (not overridden, weak); the
 # calls to other objects' twins: one_round's to remote, main's to
 # burst_tick.
-check "... the 11 entered from outside a burst test at entry; 6 are guarded; 6 twins external" \
-	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 11 entry tests, 6 guarded, 12 twins kept, 0 folded back; 6 twins external, 2 calls to other objects' twins" \
+check "... the 12 entered from outside a burst test at entry; 6 are guarded; 6 twins external" \
+	grep -qx "kpgo-entry-sampling: $src/program.c: at the end 12 entry tests, 6 guarded, 13 twins kept, 0 folded back; 6 twins external, 2 calls to other objects' twins" \
 	"$out/stats.txt"
 check "... other.c's remote() tests at entry, its twin is external and calls hop()'s" \
 	grep -qx "kpgo-entry-sampling: $src/other.c: at the end 1 entry tests, 0 guarded, 1 twins kept, 0 folded back; 1 twins external, 1 calls to other objects' twins" \
 	"$out/stats.txt"
-check "... and the object holds those 12 twins" \
-	test "$("$llvm/llvm-nm" --defined-only "$out/sampled-program.o" | grep -c '\.kpgo_twin$')" = 12
+check "... and the object holds those 13 twins" \
+	test "$("$llvm/llvm-nm" --defined-only "$out/sampled-program.o" | grep -c '\.kpgo_twin$')" = 13
+for function in scale deep; do
+	check "$function() tests at entry: its body moved to $function.kpgo_counted" \
+		bash -c '"$1" --defined-only "$2" | grep -q " $3\.kpgo_counted$"' \
+		_ "$llvm/llvm-nm" "$out/sampled-program.o" "$function"
+done
 # The linked program: a twin's name is the twin where an object defines
 # one, else the function itself (the link's PROVIDE, only burst_tick's).
 address() { "$llvm/llvm-nm" "$out/sampled" | awk -v name="$1" '$3 == name { print $1 }'; }
@@ -134,7 +140,7 @@ done
 	sed -E 's/^R_X86_64_[A-Z0-9]+[[:space:]]+//; s/[<>]//g' >"$out/round-twin-calls.txt"
 check "a twin calls its callees' twins, the functions without one, the weak one itself, and one called through a cast: $(paste -sd' ' "$out/round-twin-calls.txt")" \
 	test "$(sort -u "$out/round-twin-calls.txt" | paste -sd' ')" = \
-	"copy.kpgo_twin dispatch indirect.kpgo_twin labelled narrow overridden recurse.kpgo_twin remote.kpgo_twin scale.kpgo_twin sum unprobed with_array.kpgo_twin"
+	"copy.kpgo_twin dispatch indirect.kpgo_twin labelled narrow overridden raw recurse.kpgo_twin remote.kpgo_twin scale.kpgo_twin sum unprobed with_array.kpgo_twin"
 # A function with an entry test is a dispatcher: the flag's address (TLS
 # here, one %gs-relative compare in the kernel), the test, and a jump to
 # the twin or to its body; nothing of the body's prologue comes first.
@@ -149,7 +155,7 @@ check "with_array() is its entry test only: $(cat "$out/dispatcher.txt")" \
 "$llvm/clang" -O2 -fpass-plugin="$plugin" -mllvm -kpgo-entry-stats \
 	-c "$src/program.c" -o "$out/plain-plugin.o" 2>"$out/plain-stats.txt"
 check "not instrumented: every twin folds back ($(tail -1 "$out/plain-stats.txt" | sed 's/.*: at the end //'))" \
-	grep -q "at the end 0 entry tests, 0 guarded, 0 twins kept, 12 folded back" "$out/plain-stats.txt"
+	grep -q "at the end 0 entry tests, 0 guarded, 0 twins kept, 13 folded back" "$out/plain-stats.txt"
 check "... and the code is that of the build without the plugin" \
 	cmp -s <("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain.o" | tail -n +3) \
 	<("$llvm/llvm-objdump" -d --no-show-raw-insn "$out/plain-plugin.o" | tail -n +3)

@@ -130,6 +130,27 @@ __attribute__((noinline, weak)) int overridden(int x)
 	return x;
 }
 
+/*
+ * Called only from gate(), always inlined into raw(), which is not
+ * instrumented, as x86's x64_sys_call() is from do_syscall_x64(), inlined
+ * into noinstr do_syscall_64(): deep() keeps its twin whole and tests at
+ * entry.
+ */
+__attribute__((noinline)) static int deep(int x)
+{
+	return x % 5 ? 5 * x + 1 : x;
+}
+
+static inline __attribute__((always_inline)) int gate(int x)
+{
+	return deep(x);
+}
+
+__attribute__((noinline, no_profile_instrument_function)) int raw(int x)
+{
+	return gate(x);
+}
+
 /* Called by other.c's remote(): its twin by other.c's twin. */
 __attribute__((noinline)) int hop(int x)
 {
@@ -142,7 +163,7 @@ __attribute__((noinline)) static long one_round(int i)
 	static char from[64] = "entry sampling", to[64];
 	long total = indirect(i, i) + with_array(i % 300) + sum(3, i, i, i) + recurse(i % 20) +
 		     dispatch(i) + dispatch(i + 1) + overridden(i) + unprobed(i) +
-		     scale(i, i & 1 ? 1 : 2) + labelled(i) + remote(i);
+		     scale(i, i & 1 ? 1 : 2) + labelled(i) + remote(i) + raw(i);
 
 	((void (*)(int))narrow)(i);
 
