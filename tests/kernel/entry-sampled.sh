@@ -78,6 +78,23 @@ burst_uses() {
 read -r gs other rust twins < <(burst_uses "$out/vmlinux.o.dis")
 check "vmlinux: $twins twins, $gs tests of kpgo_entry_burst, every one %gs-relative ($other otherwise)" \
 	test "$twins" -gt 1000 -a "$gs" -gt 1000 -a "$other" -eq 0
+# Twins call other objects' functions' twins by name (F.kpgo_twin, external
+# in vmlinux's objects); the link makes each name that no object defines
+# the function itself, and leaves those aliases out of System.map (kallsyms
+# is made from the same list).
+external_twins=$(nm "$KPGO_TREE/vmlinux.o" | grep -c ' T .*\.kpgo_twin$')
+check "vmlinux.o: $external_twins external twins" test "$external_twins" -gt 1000
+aliases=$KPGO_TREE/.tmp_vmlinux.kpgo_twins
+check "the link made $(wc -l <"$aliases") names of functions without a twin, F.kpgo_twin = F" \
+	bash -c 'nm "$0" | awk -v list="$1" "
+		BEGIN { while ((getline name < list) > 0) alias[name] }
+		{ address[\$3] = \$1 }
+		END { for (a in alias) { f = a; sub(/\\.kpgo_twin\$/, \"\", f)
+			if (!(a in address) || address[a] != address[f]) exit 1; n++ }
+			exit !n }"' "$KPGO_TREE/vmlinux" "$aliases"
+check "... and none of them is in System.map (nor kallsyms)" \
+	bash -c '! awk "NR == FNR { alias[\$0]; next } \$3 in alias { found = 1 } END { exit !found }" "$0" "$1"' \
+	"$aliases" "$KPGO_TREE/System.map"
 rust_twins=$(grep -c '^[0-9a-f]* <_R.*\.kpgo_twin>:$' "$out/vmlinux.o.dis")
 if grep -qx CONFIG_PGO_CLANG_SAMPLING_ENTRY_RUST=y "$KPGO_TREE/.config"; then
 	entry_rust=1
