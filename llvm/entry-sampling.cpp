@@ -494,15 +494,18 @@ bool mayCallRemoteTwin(const CallBase &Call, const Function &Callee, const Targe
 	return !TLI.getLibFunc(Callee, Known);
 }
 
-// Whether F opens a user-access region (x86's stac, as an alternative):
-// objtool knows the functions that may be called inside one by name.
+// Whether F opens a user-access region (x86's stac, as an alternative;
+// 6.12 spells it in bytes): objtool knows the functions
+// that may be called inside one by name.
 bool opensUserAccess(const Function &F)
 {
 	for (const Instruction &I : instructions(F))
 		if (const auto *Call = dyn_cast<CallBase>(&I))
-			if (const auto *Asm = dyn_cast<InlineAsm>(Call->getCalledOperand()))
-				if (StringRef(Asm->getAsmString()).contains("stac"))
+			if (const auto *Asm = dyn_cast<InlineAsm>(Call->getCalledOperand())) {
+				StringRef Text = Asm->getAsmString();
+				if (Text.contains("stac") || Text.contains("0x0f,0x01,0xcb"))
 					return true;
+			}
 	return false;
 }
 
