@@ -448,16 +448,8 @@ bool exportTwin(Function &F, Function &Twin)
 {
 	if (!F.hasExternalLinkage())
 		return false;
-	std::string Name = (F.getName() + TwinSuffix).str();
-	if (Twin.getName() != Name) {
-		// A declaration of that name (a call from this object's twins,
-		// made before F was defined here) is the twin itself.
-		if (Function *Declared = F.getParent()->getFunction(Name)) {
-			Declared->replaceAllUsesWith(&Twin);
-			Declared->eraseFromParent();
-		}
-		Twin.setName(Name);
-	}
+	// makeTwin() named it; no declaration of that name exists yet
+	// (callRemoteTwins() comes after, and declares only undefined names).
 	Twin.setLinkage(GlobalValue::ExternalLinkage);
 	Twin.setVisibility(GlobalValue::HiddenVisibility);
 	Twin.setDSOLocal(true);
