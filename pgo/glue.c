@@ -25,6 +25,7 @@
 #include <linux/hrtimer.h>
 #include <linux/init.h>
 #include <linux/kprobes.h>
+#include <linux/math.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -240,28 +241,76 @@ static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
 }
 
 /*
- * Starts this CPU's figures and bursts with the current settings: the first
- * burst after the gap and a share of the period that depends on the CPU,
- * so that CPUs do not all write the counters' lines at once; or the flag
- * for good. With interrupts off (an IPI's callback), or on a CPU coming
- * online, whose timer is not running.
+ * Where this CPU enters its cycle of gap and burst when the bursts start
+ * or their settings change: the state of a CPU that had run them since
+ * long before, drawn from the stationary law of the cycle. In a burst
+ * with the share of time in bursts, for a uniform part of it; otherwise in
+ * a gap, drawn as a gap that covers a given instant is (its length times
+ * its density: sqrt(a^2 + u (b^2 - a^2)) between a = G/2 and b = 3G/2 for
+ * a mean gap G, in microseconds so that the squares fit), for a uniform
+ * part of it. A start at the beginning of a gap would leave half a period
+ * or more after every start with no burst on any CPU, and a workload
+ * that starts with the bursts would not be counted there. Returns whether
+ * this CPU starts in a burst, and in *left the time to its next switch.
  */
-static void kpgo_entry_start_cpu(void *unused)
+static bool kpgo_entry_phase(struct kpgo_entry_cpu *this, ktime_t *left)
+{
+	u64 gap_us = kpgo_entry_period_us - kpgo_entry_burst_us, covering_us;
+	u32 draw = prandom_u32_state(&this->gaps);
+	u32 part = prandom_u32_state(&this->gaps);
+
+	if (mul_u64_u32_shr(kpgo_entry_period_us, draw, 32) < kpgo_entry_burst_us) {
+		*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr((u64)kpgo_entry_burst_us *
+								  NSEC_PER_USEC, part, 32)));
+		return true;
+	}
+	draw = prandom_u32_state(&this->gaps);
+	covering_us = int_sqrt64(gap_us * gap_us / 4 +
+				 mul_u64_u32_shr(2 * gap_us * gap_us, draw, 32));
+	*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr(covering_us * NSEC_PER_USEC,
+							  part, 32)));
+	return false;
+}
+
+/*
+ * Restarts this CPU's figures: with interrupts off (an IPI's callback, or
+ * the CPU-online callback before its timer starts), so that its timer's
+ * callback, a hardirq of this CPU, cannot run halfway through.
+ */
+static void kpgo_entry_restart_cpu(void *unused)
 {
 	struct kpgo_entry_cpu *this = this_cpu_ptr(&kpgo_entry_cpu);
-	u64 now = local_clock(), stagger;
+	u64 now = local_clock();
 
 	WRITE_ONCE(this->burst_ns, 0);
 	WRITE_ONCE(this->bursts, 0);
 	WRITE_ONCE(this->switched, now);
 	WRITE_ONCE(this->since, now);
-	this_cpu_write(kpgo_entry_burst, kpgo_entry_burst_us &&
-		       kpgo_entry_burst_us == kpgo_entry_period_us);
-	if (!kpgo_entry_periodic())
+}
+
+/*
+ * Starts this CPU's figures and bursts with the current settings, at a
+ * point of the cycle drawn for this CPU alone (kpgo_entry_phase()), so
+ * that CPUs do not all write the counters' lines at once; or the flag for
+ * good. With interrupts off (an IPI's callback), or on a CPU coming
+ * online, whose timer is not running.
+ */
+static void kpgo_entry_start_cpu(void *unused)
+{
+	struct kpgo_entry_cpu *this = this_cpu_ptr(&kpgo_entry_cpu);
+	ktime_t left;
+	bool on;
+
+	kpgo_entry_restart_cpu(NULL);
+	if (!kpgo_entry_periodic()) {
+		this_cpu_write(kpgo_entry_burst, kpgo_entry_burst_us &&
+			       kpgo_entry_burst_us == kpgo_entry_period_us);
 		return;
-	stagger = div_u64((u64)kpgo_entry_period_us * smp_processor_id(), nr_cpu_ids);
-	hrtimer_start(&this->timer, ktime_add(kpgo_entry_gap(this), kpgo_entry_interval(stagger)),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	}
+	on = kpgo_entry_phase(this, &left);
+	WRITE_ONCE(this->bursts, on);
+	this_cpu_write(kpgo_entry_burst, on);
+	hrtimer_start(&this->timer, left, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static int kpgo_entry_cpu_online(unsigned int cpu)
@@ -298,13 +347,18 @@ static void kpgo_entry_apply(unsigned int period_us, unsigned int burst_us)
 
 /*
  * A reset of vmlinux's counts: the figures restart, so that the weight is
- * that of the counts since. Nothing before the timers are set up.
+ * that of the counts since, and the bursts go on where they are: the
+ * timers restarted would put every CPU at a point of its cycle chosen by
+ * the reset, not by chance. Nothing before the timers are set up.
  */
 void kpgo_entry_reset(void)
 {
 	mutex_lock(&kpgo_entry_lock);
-	if (kpgo_entry_ready)
-		kpgo_entry_apply(kpgo_entry_period_us, kpgo_entry_burst_us);
+	if (kpgo_entry_ready) {
+		cpus_read_lock();
+		on_each_cpu(kpgo_entry_restart_cpu, NULL, 1);
+		cpus_read_unlock();
+	}
 	mutex_unlock(&kpgo_entry_lock);
 }
 

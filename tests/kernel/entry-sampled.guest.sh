@@ -55,3 +55,19 @@ cat $pgo/entry_sampling >$r/before-reset
 echo 1 >$pgo/reset
 cat $pgo/entry_sampling >$r/after-reset
 step reset
+
+# Work right after a reset is counted as work at any other time: a reset
+# leaves the bursts where they are. Bursts of a quarter (200 ms in 800),
+# then 48 times a reset and at once the module's work, each time its
+# profile.
+echo "800000 200000" >$pgo/entry_sampling
+insmod /kpgo/pgo_entrybench.ko calls=20000
+i=0
+while [ $i -lt 48 ]; do
+	echo 1 >$pgo/reset
+	cat /sys/kernel/debug/pgo_entrybench/run >/dev/null
+	cat $pgo/pgo_entrybench.profraw >$r/after-reset-$i.profraw
+	i=$((i + 1))
+done
+rmmod pgo_entrybench
+step after-reset

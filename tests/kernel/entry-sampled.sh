@@ -22,6 +22,8 @@
 #     four): getpid's count is N times the share of time in bursts that
 #     pgo/entry_sampling measured (within 25%), and its weight is that
 #     share's inverse;
+#   - work at once after a reset is counted at the share of time in
+#     bursts: a reset leaves the bursts where they are;
 #   - pgo/entry_sampling refuses bad settings and changes nothing; no
 #     warning, oops or lockdep report on the console;
 #   - the hooks walk on this vmlinux; on its KASAN twin (make
@@ -217,6 +219,20 @@ cpu_ns() { sed -n 's/^cpu[0-9]* bursts=[0-9]* burst_ns=[0-9]* ns=\([0-9]*\)$/\1/
 before=$(cpu_ns "$r/before-reset") after=$(cpu_ns "$r/after-reset")
 check_after reset "a reset restarts every CPU's figures (${before:-?} ns before it, ${after:-?} ns after)" \
 	test "${after:-1}" -lt $((${before:-0} / 10))
+
+# Of the 48 resets each followed at once by the module's work, about a
+# quarter find a CPU in a burst: the bursts go on through a reset. Timers
+# restarted by it would give no burst for at least 300 ms, and no count.
+counted=0
+for raw in "$r"/after-reset-*.profraw; do
+	[[ -f $raw ]] || continue
+	"$profdata" merge -o "$out/after-reset.profdata" "$raw" 2>/dev/null || continue
+	count=$(entry_count "$out/after-reset.profdata" \
+		"$(static_name "$out/after-reset.profdata" pgo_entrybench.c pgo_entrybench_double)")
+	((${count:-0} == 0)) || counted=$((counted + 1))
+done
+check_after after-reset "work at once after a reset: counted after $counted of 48 resets (a quarter of them: 2 to 30)" \
+	in_range "$counted" 2 31
 
 # --- The other tests on this kernel and its KASAN twin -----------------
 # The Rust module's exact counts, through the plugin, with bursts always on.
