@@ -99,6 +99,7 @@ read_profiles() {
 	done
 }
 read_profiles "$r/main"
+[ ! -f $pgo/entry_sampling ] || cat $pgo/entry_sampling >$r/main/entry-sampling
 step main-profiles-read
 
 # Coverage: system calls next to the untrained benchmarks'.
@@ -108,4 +109,6 @@ step neighbours
 
 read_profiles "$r"
 cat $pgo/stats >$r/stats
+# Entry sampling's time in bursts and weight, per CPU.
+[ ! -f $pgo/entry_sampling ] || cat $pgo/entry_sampling >$r/entry-sampling
 step profiles-read
