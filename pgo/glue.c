@@ -142,9 +142,11 @@ EXPORT_PER_CPU_SYMBOL(kpgo_entry_burst);
  * (the last settings change or reset): written by its own CPU only, in the
  * timer's callback or an IPI's, both hardirq, or in the CPU-online
  * callback before the timer starts; read by the stats, which hold off
- * restarts but not the callback. gaps draws the length of each
- * gap between bursts: seeded once at init, in process context, so that
- * the callback takes no lock.
+ * restarts but not the callback. bursts counts those begun since, the
+ * one under way when they started included. gaps draws the length of
+ * each gap between bursts and where a start puts the CPU in its cycle:
+ * seeded once at init, in process context, so that the callback takes no
+ * lock.
  */
 struct kpgo_entry_cpu {
 	struct hrtimer timer;
@@ -159,7 +161,9 @@ static DEFINE_PER_CPU(struct kpgo_entry_cpu, kpgo_entry_cpu);
 
 /*
  * Bursts that come and go last, and are apart, at least this long: a
- * shorter one would be an interrupt storm of pinned hard timers.
+ * shorter one would be an interrupt storm of pinned hard timers. (The
+ * first burst or gap after a start is a part of one, and can be shorter:
+ * one expiry per start.)
  */
 #define KPGO_ENTRY_MIN_US 100U
 #define KPGO_ENTRY_MAX_PERIOD_US 60000000U
@@ -247,35 +251,37 @@ static enum hrtimer_restart kpgo_entry_switch(struct hrtimer *timer)
  * with the share of time in bursts, for a uniform part of it; otherwise in
  * a gap, drawn as a gap that covers a given instant is (its length times
  * its density: sqrt(a^2 + u (b^2 - a^2)) between a = G/2 and b = 3G/2 for
- * a mean gap G, in microseconds so that the squares fit), for a uniform
- * part of it. A start at the beginning of a gap would leave half a period
- * or more after every start with no burst on any CPU, and a workload
- * that starts with the bursts would not be counted there. Returns whether
- * this CPU starts in a burst, and in *left the time to its next switch.
+ * the mean gap G, as kpgo_entry_gap() draws them but for its floor, in
+ * microseconds so that the squares fit), for a uniform part of it. A
+ * start at the beginning of a gap would leave at least G/2 after every
+ * start with no burst on any CPU. Returns whether this CPU starts in a
+ * burst, and in *left the time to its next switch (at least 1 ns).
  */
 static bool kpgo_entry_phase(struct kpgo_entry_cpu *this, ktime_t *left)
 {
-	u64 gap_us = kpgo_entry_period_us - kpgo_entry_burst_us, covering_us;
-	u32 draw = prandom_u32_state(&this->gaps);
+	u64 gap_us = kpgo_entry_period_us - kpgo_entry_burst_us;
+	u32 in_burst = prandom_u32_state(&this->gaps);
 	u32 part = prandom_u32_state(&this->gaps);
+	u64 burst_ns, covering_ns;
 
-	if (mul_u64_u32_shr(kpgo_entry_period_us, draw, 32) < kpgo_entry_burst_us) {
-		*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr((u64)kpgo_entry_burst_us *
-								  NSEC_PER_USEC, part, 32)));
+	if (mul_u64_u32_shr(kpgo_entry_period_us, in_burst, 32) < kpgo_entry_burst_us) {
+		burst_ns = (u64)kpgo_entry_burst_us * NSEC_PER_USEC;
+		*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr(burst_ns, part, 32)));
 		return true;
 	}
-	draw = prandom_u32_state(&this->gaps);
-	covering_us = int_sqrt64(gap_us * gap_us / 4 +
-				 mul_u64_u32_shr(2 * gap_us * gap_us, draw, 32));
-	*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr(covering_us * NSEC_PER_USEC,
-							  part, 32)));
+	covering_ns = (u64)int_sqrt64(gap_us * gap_us / 4 +
+				      mul_u64_u32_shr(2 * gap_us * gap_us,
+						      prandom_u32_state(&this->gaps), 32)) *
+		      NSEC_PER_USEC;
+	*left = ns_to_ktime(max_t(u64, 1, mul_u64_u32_shr(covering_ns, part, 32)));
 	return false;
 }
 
 /*
- * Restarts this CPU's figures: with interrupts off (an IPI's callback, or
- * the CPU-online callback before its timer starts), so that its timer's
- * callback, a hardirq of this CPU, cannot run halfway through.
+ * Restarts this CPU's figures, a burst under way counted: with interrupts
+ * off (an IPI's callback), so that its timer's callback, a hardirq of
+ * this CPU, cannot run halfway through; or from the CPU-online callback
+ * or kpgo_entry_start_cpu(), before its timer starts.
  */
 static void kpgo_entry_restart_cpu(void *unused)
 {
@@ -283,7 +289,7 @@ static void kpgo_entry_restart_cpu(void *unused)
 	u64 now = local_clock();
 
 	WRITE_ONCE(this->burst_ns, 0);
-	WRITE_ONCE(this->bursts, 0);
+	WRITE_ONCE(this->bursts, kpgo_entry_periodic() && this_cpu_read(kpgo_entry_burst));
 	WRITE_ONCE(this->switched, now);
 	WRITE_ONCE(this->since, now);
 }
@@ -291,26 +297,24 @@ static void kpgo_entry_restart_cpu(void *unused)
 /*
  * Starts this CPU's figures and bursts with the current settings, at a
  * point of the cycle drawn for this CPU alone (kpgo_entry_phase()), so
- * that CPUs do not all write the counters' lines at once; or the flag for
+ * that the CPUs' bursts are independent of each other; or the flag for
  * good. With interrupts off (an IPI's callback), or on a CPU coming
  * online, whose timer is not running.
  */
 static void kpgo_entry_start_cpu(void *unused)
 {
 	struct kpgo_entry_cpu *this = this_cpu_ptr(&kpgo_entry_cpu);
-	ktime_t left;
-	bool on;
+	ktime_t left = 0;
+	bool periodic = kpgo_entry_periodic();
 
-	kpgo_entry_restart_cpu(NULL);
-	if (!kpgo_entry_periodic()) {
+	if (periodic)
+		this_cpu_write(kpgo_entry_burst, kpgo_entry_phase(this, &left));
+	else
 		this_cpu_write(kpgo_entry_burst, kpgo_entry_burst_us &&
 			       kpgo_entry_burst_us == kpgo_entry_period_us);
-		return;
-	}
-	on = kpgo_entry_phase(this, &left);
-	WRITE_ONCE(this->bursts, on);
-	this_cpu_write(kpgo_entry_burst, on);
-	hrtimer_start(&this->timer, left, HRTIMER_MODE_REL_PINNED_HARD);
+	kpgo_entry_restart_cpu(NULL);
+	if (periodic)
+		hrtimer_start(&this->timer, left, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static int kpgo_entry_cpu_online(unsigned int cpu)
@@ -327,8 +331,8 @@ static int kpgo_entry_cpu_offline(unsigned int cpu)
 }
 
 /*
- * Applies the settings (new ones, or the same to restart every CPU's
- * figures), with kpgo_entry_lock held.
+ * Applies new settings, every CPU's figures and bursts started again, with
+ * kpgo_entry_lock held.
  */
 static void kpgo_entry_apply(unsigned int period_us, unsigned int burst_us)
 {
@@ -347,9 +351,9 @@ static void kpgo_entry_apply(unsigned int period_us, unsigned int burst_us)
 
 /*
  * A reset of vmlinux's counts: the figures restart, so that the weight is
- * that of the counts since, and the bursts go on where they are: the
- * timers restarted would put every CPU at a point of its cycle chosen by
- * the reset, not by chance. Nothing before the timers are set up.
+ * that of the counts since. The bursts go on where they are: each CPU's
+ * cycle stays whole, and no timer is cancelled and started again.
+ * Nothing before the timers are set up.
  */
 void kpgo_entry_reset(void)
 {

@@ -56,18 +56,27 @@ echo 1 >$pgo/reset
 cat $pgo/entry_sampling >$r/after-reset
 step reset
 
-# Work right after a reset is counted as work at any other time: a reset
-# leaves the bursts where they are. Bursts of a quarter (200 ms in 800),
-# then 48 times a reset and at once the module's work, each time its
-# profile.
-echo "800000 200000" >$pgo/entry_sampling
+# Work at once after a reset, or after new settings, is counted as work
+# at any other time. Bursts of a quarter (200 ms in 800); 48 times a reset
+# and at once the module's work, its profile each time, then 48 times the
+# same with the settings written again instead of the reset; 50 ms apart,
+# so that the loops span several cycles.
 insmod /kpgo/pgo_entrybench.ko calls=20000
-i=0
-while [ $i -lt 48 ]; do
-	echo 1 >$pgo/reset
-	cat /sys/kernel/debug/pgo_entrybench/run >/dev/null
-	cat $pgo/pgo_entrybench.profraw >$r/after-reset-$i.profraw
-	i=$((i + 1))
+for restart in reset settings; do
+	echo "800000 200000" >$pgo/entry_sampling
+	i=0
+	while [ $i -lt 48 ]; do
+		if [ $restart = reset ]; then
+			echo 1 >$pgo/reset
+		else
+			echo "800000 200000" >$pgo/entry_sampling
+			echo 1 >$pgo/reset
+		fi
+		cat /sys/kernel/debug/pgo_entrybench/run >/dev/null
+		cat $pgo/pgo_entrybench.profraw >$r/after-$restart-$i.profraw
+		sleep 0.05
+		i=$((i + 1))
+	done
+	step after-$restart
 done
 rmmod pgo_entrybench
-step after-reset

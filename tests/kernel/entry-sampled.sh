@@ -22,8 +22,9 @@
 #     four): getpid's count is N times the share of time in bursts that
 #     pgo/entry_sampling measured (within 25%), and its weight is that
 #     share's inverse;
-#   - work at once after a reset is counted at the share of time in
-#     bursts: a reset leaves the bursts where they are;
+#   - work at once after a reset, or after new settings, is counted at
+#     about the share of time in bursts (a reset leaves the bursts as
+#     they are; a start puts each CPU at a random point of its cycle);
 #   - pgo/entry_sampling refuses bad settings and changes nothing; no
 #     warning, oops or lockdep report on the console;
 #   - the hooks walk on this vmlinux; on its KASAN twin (make
@@ -220,19 +221,24 @@ before=$(cpu_ns "$r/before-reset") after=$(cpu_ns "$r/after-reset")
 check_after reset "a reset restarts every CPU's figures (${before:-?} ns before it, ${after:-?} ns after)" \
 	test "${after:-1}" -lt $((${before:-0} / 10))
 
-# Of the 48 resets each followed at once by the module's work, about a
-# quarter find a CPU in a burst: the bursts go on through a reset. Timers
-# restarted by it would give no burst for at least 300 ms, and no count.
-counted=0
-for raw in "$r"/after-reset-*.profraw; do
-	[[ -f $raw ]] || continue
-	"$profdata" merge -o "$out/after-reset.profdata" "$raw" 2>/dev/null || continue
-	count=$(entry_count "$out/after-reset.profdata" \
-		"$(static_name "$out/after-reset.profdata" pgo_entrybench.c pgo_entrybench_double)")
-	((${count:-0} == 0)) || counted=$((counted + 1))
+# Of 48 resets, and of 48 writes of the settings, each followed at once
+# by the module's work, about a quarter find its CPU in a burst: the
+# bursts go on through a reset, and new settings put each CPU at a random
+# point of its cycle. A reset that restarted the timers, or a start at the
+# beginning of a gap, would give no burst for 300 ms, hence no count.
+for restart in reset settings; do
+	counted=0 profiles=0
+	for raw in "$r"/after-$restart-*.profraw; do
+		[[ -f $raw ]] || continue
+		profiles=$((profiles + 1))
+		"$profdata" merge -o "$out/after-$restart.profdata" "$raw" 2>/dev/null || continue
+		count=$(entry_count "$out/after-$restart.profdata" \
+			"$(static_name "$out/after-$restart.profdata" pgo_entrybench.c pgo_entrybench_double)")
+		((${count:-0} == 0)) || counted=$((counted + 1))
+	done
+	check_after "after-$restart" "work at once after a $restart: counted after $counted of $profiles (48 expected; a quarter of them: 2 to 30)" \
+		bash -c 'test "$0" -eq 48 && test "$1" -ge 2 && test "$1" -le 30' "$profiles" "$counted"
 done
-check_after after-reset "work at once after a reset: counted after $counted of 48 resets (a quarter of them: 2 to 30)" \
-	in_range "$counted" 2 31
 
 # --- The other tests on this kernel and its KASAN twin -----------------
 # The Rust module's exact counts, through the plugin, with bursts always on.
