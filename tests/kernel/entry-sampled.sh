@@ -236,7 +236,8 @@ for restart in reset settings; do
 			"$(static_name "$out/after-$restart.profdata" pgo_entrybench.c pgo_entrybench_double)")
 		((${count:-0} == 0)) || counted=$((counted + 1))
 	done
-	check_after "after-$restart" "work at once after a $restart: counted after $counted of $profiles (48 expected; a quarter of them: 2 to 30)" \
+	what=${restart/settings/write of the settings}
+	check_after "after-$restart" "work at once after a $what: counted after $counted of $profiles (48 expected; a quarter of them: 2 to 30)" \
 		bash -c 'test "$0" -eq 48 && test "$1" -ge 2 && test "$1" -le 30' "$profiles" "$counted"
 done
 
