@@ -91,15 +91,16 @@ if grep -q '^rust_minimal ' /proc/modules; then
 	step rust-minimal-unloaded
 fi
 
-# read_profiles DIR: every profile file, into DIR.
+# read_profiles DIR: every profile file, into DIR, and entry sampling's
+# time in bursts and weight, per CPU, where the kernel samples so.
 read_profiles() {
 	mkdir -p "$1"
 	for f in $pgo/*.profraw; do
 		cat "$f" >"$1/$(basename "$f")"
 	done
+	[ ! -f $pgo/entry_sampling ] || cat $pgo/entry_sampling >"$1/entry-sampling"
 }
 read_profiles "$r/main"
-[ ! -f $pgo/entry_sampling ] || cat $pgo/entry_sampling >$r/main/entry-sampling
 step main-profiles-read
 
 # Coverage: system calls next to the untrained benchmarks'.
@@ -109,6 +110,4 @@ step neighbours
 
 read_profiles "$r"
 cat $pgo/stats >$r/stats
-# Entry sampling's time in bursts and weight, per CPU.
-[ ! -f $pgo/entry_sampling ] || cat $pgo/entry_sampling >$r/entry-sampling
 step profiles-read
